@@ -1,0 +1,107 @@
+# cgtrace: one Makefile for the whole tree.
+#
+#   make          ./cgtrace and the Valgrind tool (lib/cgtrace/)
+#   make demo     install missing packages, build, run the bundled example
+#   make test     install missing packages, build, run every test
+#   make bench    speed and size figures (scripts/bench.sh)
+
+CC      ?= gcc
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -Wall -Wextra -MMD -MP
+# C11 for the language; the GNU C library for POSIX and Linux interfaces.
+CPPFLAGS += -D_GNU_SOURCE -Iformats -Irecord -Idecode
+PKGS    := libzstd libelf libdw
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lzstd -ldw -lelf) -lpthread
+
+B := build
+
+# Each stage is a static library with one header as its contract.
+FORMATS_SRC := $(wildcard formats/*.c)
+RECORD_SRC  := $(wildcard record/*.c) $(filter-out record/valgrind/cgt_tool.c,$(wildcard record/valgrind/*.c))
+DECODE_SRC  := $(wildcard decode/*.c)
+CLI_SRC     := cli/cgtrace.c
+
+objs = $(patsubst %.c,$(B)/%.o,$(1))
+LIBS := $(B)/librecord.a $(B)/libdecode.a $(B)/libformats.a
+
+.PHONY: all deps demo test test-unit test-e2e bench clean
+all: cgtrace lib/cgtrace/cgtrace-amd64-linux
+
+$(B)/%.o: %.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(B)/libformats.a: $(call objs,$(FORMATS_SRC))
+$(B)/librecord.a: $(call objs,$(RECORD_SRC))
+$(B)/libdecode.a: $(call objs,$(DECODE_SRC))
+$(B)/%.a:
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+cgtrace: $(call objs,$(CLI_SRC)) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The Valgrind tool: compiled against the installed Valgrind's headers and
+# linked statically with its core libraries at the tool load address, as
+# Valgrind's own Makefile.tool.am does.
+VG_INC  := /usr/include/valgrind
+VG_LIB  := /usr/lib/x86_64-linux-gnu/valgrind
+VG_CFLAGS := -std=gnu11 -O2 -g -m64 -Wall -Wextra -Wno-unused-parameter \
+	-fno-strict-aliasing -fno-builtin -fno-stack-protector -fomit-frame-pointer -fno-pie \
+	-DVGA_amd64=1 -DVGO_linux=1 -DVGP_amd64_linux=1 -DVGPV_amd64_linux_vanilla=1 \
+	-I$(VG_INC) -MMD -MP
+VG_LDFLAGS := -m64 -static -nodefaultlibs -nostartfiles -u _start -Wl,--build-id=none \
+	-Wl,-Ttext-segment=0x58000000
+
+$(B)/record/valgrind/cgt_tool.o: record/valgrind/cgt_tool.c
+	@mkdir -p $(dir $@)
+	@test -f $(VG_INC)/pub_tool_basics.h && test -f $(VG_LIB)/libcoregrind-amd64-linux.a || \
+	  { echo "cgtrace: Valgrind's tool headers and libraries are missing;" \
+	         "install them with 'sudo apt-get install valgrind' (or scripts/install-deps.sh)" >&2; exit 1; }
+	$(CC) $(VG_CFLAGS) -c $< -o $@
+
+lib/cgtrace/cgtrace-amd64-linux: $(B)/record/valgrind/cgt_tool.o
+	@mkdir -p $(dir $@)
+	$(CC) $(VG_LDFLAGS) -o $@ $< $(VG_LIB)/libcoregrind-amd64-linux.a \
+	  $(VG_LIB)/libvex-amd64-linux.a -lgcc $(VG_LIB)/libgcc-sup-amd64-linux.a
+
+deps:
+	@sh scripts/install-deps.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@sh scripts/demo.sh
+
+# ---- Tests --------------------------------------------------------------
+
+UNIT_SRC  := $(wildcard tests/unit/*.c)
+UNIT_BIN  := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UNIT_SRC))
+PROG_SRC  := $(wildcard tests/programs/*.c)
+PROG_BIN  := $(patsubst tests/programs/%.c,$(B)/tests/programs/%,$(PROG_SRC))
+
+$(B)/tests/unit/%: tests/unit/%.c $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -o $@ $< $(LIBS) $(LDLIBS)
+
+# Test programs: -O1 -g, so that debug information and real code both exist.
+PROG_CFLAGS := -O1 -g -std=gnu11 -Wall
+$(B)/tests/programs/avx2: PROG_CFLAGS += -mavx2
+$(B)/tests/programs/threads: PROG_CFLAGS += -pthread
+$(B)/tests/programs/%: tests/programs/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PROG_CFLAGS) -o $@ $<
+
+test: deps
+	@$(MAKE) --no-print-directory all test-build
+	@sh tests/run-tests.sh
+
+test-build: $(UNIT_BIN) $(PROG_BIN)
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@sh scripts/bench.sh
+
+clean:
+	rm -rf $(B) cgtrace lib
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,280 @@
+/*
+ * cgtrace's command line: parses options and wires the stages together.
+ * Nothing here records, decodes, simulates or reports by itself.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+#include "record.h"
+
+#define CGTRACE_VERSION "0.1.0"
+
+static const char usage_main[] =
+	"usage: cgtrace <command> [options] [arguments]\n"
+	"\n"
+	"Trace-driven cache and branch simulation with Cachegrind-compatible output.\n"
+	"\n"
+	"commands:\n"
+	"  record [options] -- PROG [ARGS]   run PROG once and capture its execution trace\n"
+	"  info TRACE                        show a trace's header, modules and counts\n"
+	"  dump TRACE [--limit N]            print the decoded instruction stream\n"
+	"  help [COMMAND]                    show help for a command\n"
+	"\n"
+	"Run 'cgtrace help COMMAND' for a command's options.\n";
+
+static const char usage_record[] =
+	"usage: cgtrace record [options] [--] PROG [ARGS...]\n"
+	"\n"
+	"Runs PROG with ARGS and writes its execution trace (instructions, data\n"
+	"addresses, branch outcomes) to a zstd-compressed trace file.  PROG's\n"
+	"standard streams pass through; cgtrace exits with PROG's exit status\n"
+	"(128+N if a signal N killed it).\n"
+	"\n"
+	"options:\n"
+	"  -o, --output=FILE         trace file [" CGT_DEFAULT_TRACE_NAME "]; %p is the\n"
+	"                            program's pid, %q{VAR} an environment variable\n"
+	"      --backend=NAME        auto, valgrind or pt [auto: pt where the host has\n"
+	"                            Intel PT, else valgrind]\n"
+	"      --trace-children=yes|no\n"
+	"                            also trace programs PROG executes, each into a\n"
+	"                            trace of its own (FILE must contain %p) [no]\n"
+	"  -v, --verbose             show the backend's (Valgrind's) own messages\n"
+	"  -q, --quiet               no summary line at the end\n"
+	"  -h, --help                this help\n"
+	"\n"
+	"An existing FILE is overwritten only if it is a cgtrace trace.\n";
+
+static const char usage_info[] =
+	"usage: cgtrace info TRACE\n"
+	"\n"
+	"Prints the trace's header (command, host CPU and caches), its module map,\n"
+	"how the program ended and the event counts (Ir, Dr, Dw, branches).\n";
+
+static const char usage_dump[] =
+	"usage: cgtrace dump [--limit N] TRACE\n"
+	"\n"
+	"Prints the decoded stream, one executed instruction a line:\n"
+	"  T<thread> <address> <length> then its data accesses (R, W or M for\n"
+	"  read-modify-write, address:size; R-/W- for a guarded access not made),\n"
+	"  Bc taken|not-taken for a conditional branch, Bi <target> for an\n"
+	"  indirect one.\n"
+	"\n"
+	"options:\n"
+	"  -n, --limit=N   stop after N instructions\n";
+
+static int usage_error(const char *usage, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int usage_error(const char *usage, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "cgtrace: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n\n%s", usage);
+	return 2;
+}
+
+static int parse_yes_no(const char *s, int *out)
+{
+	if (strcmp(s, "yes") == 0)
+		*out = 1;
+	else if (strcmp(s, "no") == 0)
+		*out = 0;
+	else
+		return -1;
+	return 0;
+}
+
+static int cmd_record(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "trace-children", required_argument, NULL, 'c' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cgt_record_options o = { .backend = CGT_BACKEND_AUTO };
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+o:vqh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'b':
+			if (strcmp(optarg, "auto") == 0)
+				o.backend = CGT_BACKEND_AUTO;
+			else if (strcmp(optarg, "valgrind") == 0)
+				o.backend = CGT_BACKEND_VALGRIND;
+			else if (strcmp(optarg, "pt") == 0)
+				o.backend = CGT_BACKEND_PT;
+			else
+				return usage_error(usage_record,
+						   "bad --backend '%s' (expected auto, valgrind or pt)",
+						   optarg);
+			break;
+		case 'c':
+			if (parse_yes_no(optarg, &o.trace_children) < 0)
+				return usage_error(usage_record,
+						   "bad --trace-children '%s' (expected yes or no)",
+						   optarg);
+			break;
+		case 'v':
+			o.verbose = 1;
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case 'h':
+			fputs(usage_record, stdout);
+			return 0;
+		default:
+			fprintf(stderr, "\n%s", usage_record);
+			return 2;
+		}
+	}
+	if (optind >= argc)
+		return usage_error(usage_record, "no program to record");
+	o.argv = argv + optind;
+	return cgt_record(&o);
+}
+
+/* Commands that take exactly one trace file. */
+static int one_trace(int argc, char **argv, const char *usage, const char **path)
+{
+	if (optind >= argc)
+		return usage_error(usage, "no trace file given");
+	if (optind + 1 < argc)
+		return usage_error(usage, "unexpected argument '%s'", argv[optind + 1]);
+	*path = argv[optind];
+	return 0;
+}
+
+static int report_error(const struct cgt_error *e)
+{
+	fprintf(stderr, "cgtrace: %s\n", e->msg);
+	return 1;
+}
+
+static int cmd_info(int argc, char **argv)
+{
+	static const struct option longopts[] = { { "help", no_argument, NULL, 'h' },
+						  { NULL, 0, NULL, 0 } };
+	struct cgt_error e;
+	const char *path;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage_info, stdout);
+			return 0;
+		}
+		fprintf(stderr, "\n%s", usage_info);
+		return 2;
+	}
+	int rc = one_trace(argc, argv, usage_info, &path);
+	if (rc != 0)
+		return rc;
+	return cgt_trace_info(stdout, path, &e) < 0 ? report_error(&e) : 0;
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+	static const struct option longopts[] = { { "limit", required_argument, NULL, 'n' },
+						  { "help", no_argument, NULL, 'h' },
+						  { NULL, 0, NULL, 0 } };
+	struct cgt_error e;
+	uint64_t limit = 0;
+	const char *path;
+	char *end;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "n:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			errno = 0;
+			limit = strtoull(optarg, &end, 10);
+			if (errno || *end || optarg[0] == '-' || optarg[0] == '\0')
+				return usage_error(usage_dump, "bad --limit '%s' (expected a count)",
+						   optarg);
+			break;
+		case 'h':
+			fputs(usage_dump, stdout);
+			return 0;
+		default:
+			fprintf(stderr, "\n%s", usage_dump);
+			return 2;
+		}
+	}
+	int rc = one_trace(argc, argv, usage_dump, &path);
+	if (rc != 0)
+		return rc;
+	rc = cgt_trace_dump(stdout, path, limit, &e);
+	if (fflush(stdout) != 0 && errno == EPIPE)
+		return 0;
+	return rc < 0 ? report_error(&e) : 0;
+}
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *usage;
+};
+
+static const struct command commands[] = {
+	{ "record", cmd_record, usage_record },
+	{ "info", cmd_info, usage_info },
+	{ "dump", cmd_dump, usage_dump },
+};
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	/* Valgrind starts its launcher -- cgtrace -- with the tool option first. */
+	if (argc > 1 && strcmp(argv[1], "--tool=cgtrace") == 0)
+		return cgt_record_launcher(argc, argv);
+
+	if (argc < 2) {
+		fputs(usage_main, stderr);
+		return 2;
+	}
+	const char *name = argv[1];
+	if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
+		fputs(usage_main, stdout);
+		return 0;
+	}
+	if (strcmp(name, "--version") == 0) {
+		printf("cgtrace %s\n", CGTRACE_VERSION);
+		return 0;
+	}
+	if (strcmp(name, "help") == 0) {
+		const struct command *cmd = argc > 2 ? find_command(argv[2]) : NULL;
+		if (argc > 2 && cmd == NULL)
+			return usage_error(usage_main, "unknown command '%s'", argv[2]);
+		fputs(cmd ? cmd->usage : usage_main, stdout);
+		return 0;
+	}
+	const struct command *cmd = find_command(name);
+	if (cmd == NULL)
+		return usage_error(usage_main, "unknown command '%s'", name);
+	optind = 1;
+	return cmd->run(argc - 1, argv + 1);
+}

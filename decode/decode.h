@@ -1,0 +1,67 @@
+/*
+ * Decoding: a trace file -> the executed instruction stream, in program
+ * order, in batches of block executions.
+ *
+ * Each execution (struct cgt_exec, trace.h) names a block -- its
+ * instructions and, in order, the ops they perform: instruction fetches,
+ * data accesses with their sizes, conditional exits, the indirect branch --
+ * and carries the executed prefix's values: data addresses
+ * (CGT_NO_ACCESS for a guarded access whose guard was false), branch
+ * outcomes (1 taken, 0 not) and indirect targets.  A consumer walks
+ * block->ops[0 .. n_ops) and reads values[k] for op k; no call per
+ * instruction.
+ *
+ * Instruction addresses are resolved with the module map: the mapping that
+ * covered an address when the block was defined is the one whose
+ * epoch_mapped <= block->map_epoch < epoch_unmapped.
+ */
+#ifndef CGTRACE_DECODE_H
+#define CGTRACE_DECODE_H
+
+#include <stdio.h>
+
+#include "trace.h"
+
+struct cgt_decoder;
+
+struct cgt_batch {
+	const struct cgt_exec *execs;
+	size_t n;
+};
+
+struct cgt_mapping {
+	struct cgt_module module;
+	uint32_t epoch_mapped;
+	uint32_t epoch_unmapped;	/* UINT32_MAX while mapped */
+};
+
+int cgt_decoder_open(struct cgt_decoder **d, const char *path, struct cgt_error *e);
+const struct cgt_trace_header *cgt_decoder_header(const struct cgt_decoder *d);
+
+/* 1: *b holds the next executions (valid until the next call); 0: end of
+   the trace; negative: error. */
+int cgt_decoder_next(struct cgt_decoder *d, struct cgt_batch *b, struct cgt_error *e);
+
+/* Every mapping seen so far (all of them once the end is reached). */
+size_t cgt_decoder_mappings(const struct cgt_decoder *d, const struct cgt_mapping **m);
+/* The mapping covering addr for a block defined at map_epoch, or NULL. */
+const struct cgt_mapping *cgt_decoder_find_mapping(const struct cgt_decoder *d, uint64_t addr,
+						   uint32_t map_epoch);
+
+/* After the end: the END record, or NULL if the trace has none (the
+   recorder was killed or the file is truncated). */
+const struct cgt_trace_end *cgt_decoder_end(const struct cgt_decoder *d);
+/* After the end: why the file ended early, or NULL. */
+const char *cgt_decoder_truncation(const struct cgt_decoder *d);
+uint64_t cgt_decoder_file_size(const struct cgt_decoder *d);
+
+void cgt_decoder_close(struct cgt_decoder *d);
+
+/* `cgtrace info`: header, module map, end and counts.  Returns 0 or an
+   error (message in e). */
+int cgt_trace_info(FILE *out, const char *path, struct cgt_error *e);
+/* `cgtrace dump`: one instruction a line with its accesses and branch
+   facts; limit 0 means all. */
+int cgt_trace_dump(FILE *out, const char *path, uint64_t limit, struct cgt_error *e);
+
+#endif

@@ -1,0 +1,267 @@
+/*
+ * Decoder of traces whose EVENTS records carry the executions themselves
+ * (the Valgrind backend): replays the block table and the module map and
+ * hands out executions in batches.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+
+/* A batch ends when either array is full. */
+#define BATCH_EXECS 4096
+#define BATCH_VALUES (1u << 18)
+
+struct cgt_decoder {
+	struct cgt_reader *reader;
+	struct cgt_trace_header header;
+	struct cgt_block_table blocks;
+	uint32_t max_block_ops;
+	uint32_t map_epoch;
+
+	struct cgt_mapping *maps;
+	size_t n_maps, cap_maps;
+
+	struct cgt_record rec;
+	struct cgt_events_cursor events;	/* valid when in_events */
+	int in_events;
+
+	struct cgt_exec *execs;
+	uint64_t *values;
+
+	struct cgt_trace_end end;
+	int have_end, at_end;
+};
+
+static int add_mapping(struct cgt_decoder *d, const struct cgt_module *m, uint32_t epoch,
+		       struct cgt_error *e)
+{
+	if (d->n_maps == d->cap_maps) {
+		size_t cap = d->cap_maps ? d->cap_maps * 2 : 64;
+		struct cgt_mapping *maps = realloc(d->maps, cap * sizeof(*maps));
+		if (maps == NULL)
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+		d->maps = maps;
+		d->cap_maps = cap;
+	}
+	struct cgt_mapping *map = &d->maps[d->n_maps++];
+	map->module = *m;
+	map->epoch_mapped = epoch;
+	map->epoch_unmapped = UINT32_MAX;
+	return 0;
+}
+
+/* Ends the mappings that overlap [start, start+size); the parts outside
+   it live on as new mappings. */
+static int unmap(struct cgt_decoder *d, uint64_t start, uint64_t size, uint32_t epoch,
+		 struct cgt_error *e)
+{
+	uint64_t end = start + size;
+	size_t n = d->n_maps;
+
+	for (size_t i = 0; i < n; i++) {
+		struct cgt_mapping *map = &d->maps[i];
+		uint64_t ms = map->module.start, me = ms + map->module.size;
+		if (map->epoch_unmapped != UINT32_MAX || me <= start || ms >= end)
+			continue;
+		map->epoch_unmapped = epoch;
+		struct cgt_module piece = map->module;
+		for (int side = 0; side < 2; side++) {
+			uint64_t ps = side == 0 ? ms : end, pe = side == 0 ? start : me;
+			if (ps >= pe || ps < ms || pe > me)
+				continue;
+			struct cgt_module m = piece;
+			m.start = ps;
+			m.size = pe - ps;
+			m.file_offset = piece.file_offset + (ps - ms);
+			m.path = strdup(piece.path);
+			if (m.path == NULL || add_mapping(d, &m, epoch, e) < 0) {
+				free(m.path);
+				return cgt_fail(e, cgt_err_nomem, "out of memory");
+			}
+			map = &d->maps[i];	/* add_mapping may move the array */
+		}
+	}
+	return 0;
+}
+
+const struct cgt_mapping *cgt_decoder_find_mapping(const struct cgt_decoder *d, uint64_t addr,
+						   uint32_t map_epoch)
+{
+	/* Newest first: a later mapping of the same range wins. */
+	for (size_t i = d->n_maps; i-- > 0;) {
+		const struct cgt_mapping *map = &d->maps[i];
+		if (addr - map->module.start < map->module.size && map->epoch_mapped <= map_epoch &&
+		    map_epoch < map->epoch_unmapped)
+			return map;
+	}
+	return NULL;
+}
+
+/* Handles every record that is not EVENTS.  Returns 1 if rec is EVENTS. */
+static int take_record(struct cgt_decoder *d, struct cgt_error *e)
+{
+	const struct cgt_record *rec = &d->rec;
+	int rc;
+
+	switch (rec->type) {
+	case CGT_REC_HEADER:
+		return cgt_fail(e, cgt_err_corrupt,
+				"%s: stream offset %llu: a second HEADER record (expected one only)",
+				rec->path, (unsigned long long)rec->stream_offset);
+	case CGT_REC_MODULE: {
+		struct cgt_module m;
+		rc = cgt_module_decode(&m, rec, e);
+		if (rc == 0) {
+			rc = add_mapping(d, &m, ++d->map_epoch, e);
+			if (rc < 0)
+				cgt_module_free(&m);
+		}
+		return rc;
+	}
+	case CGT_REC_UNMAP: {
+		uint64_t start, size;
+		rc = cgt_unmap_decode(&start, &size, rec, e);
+		return rc < 0 ? rc : unmap(d, start, size, ++d->map_epoch, e);
+	}
+	case CGT_REC_BLOCKS: {
+		uint32_t before = d->blocks.n;
+		rc = cgt_blocks_decode(&d->blocks, rec, d->map_epoch, e);
+		for (uint32_t i = before; i < d->blocks.n; i++)
+			if (d->blocks.blocks[i]->n_ops > d->max_block_ops)
+				d->max_block_ops = d->blocks.blocks[i]->n_ops;
+		return rc;
+	}
+	case CGT_REC_EVENTS:
+		rc = cgt_events_open(&d->events, rec, e);
+		return rc < 0 ? rc : 1;
+	case CGT_REC_END:
+		if (d->have_end)
+			return cgt_fail(e, cgt_err_corrupt,
+					"%s: stream offset %llu: a second END record (expected one only)",
+					rec->path, (unsigned long long)rec->stream_offset);
+		rc = cgt_end_decode(&d->end, rec, e);
+		d->have_end = rc == 0;
+		return rc;
+	default:
+		return cgt_fail(e, cgt_err_corrupt, "%s: stream offset %llu: unexpected record type %u",
+				rec->path, (unsigned long long)rec->stream_offset, rec->type);
+	}
+}
+
+int cgt_decoder_open(struct cgt_decoder **out, const char *path, struct cgt_error *e)
+{
+	struct cgt_decoder *d = calloc(1, sizeof(*d));
+	int rc;
+
+	*out = NULL;
+	if (d == NULL)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	d->execs = malloc(BATCH_EXECS * sizeof(*d->execs));
+	d->values = malloc(BATCH_VALUES * sizeof(*d->values));
+	if (d->execs == NULL || d->values == NULL) {
+		cgt_decoder_close(d);
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	}
+	rc = cgt_reader_open(&d->reader, path, e);
+	if (rc == 0) {
+		rc = cgt_reader_next(d->reader, &d->rec, e);
+		if (rc == 0)
+			rc = cgt_fail(e, cgt_err_corrupt, "%s: the trace has no records (expected a HEADER)",
+				      path);
+		else if (rc > 0 && d->rec.type != CGT_REC_HEADER)
+			rc = cgt_fail(e, cgt_err_corrupt,
+				      "%s: stream offset %llu: expected a HEADER record first, found %s",
+				      path, (unsigned long long)d->rec.stream_offset,
+				      cgt_record_type_name(d->rec.type));
+		else if (rc > 0)
+			rc = cgt_header_decode(&d->header, &d->rec, e);
+	}
+	if (rc == 0 && strcmp(d->header.backend, "valgrind") != 0)
+		rc = cgt_fail(e, cgt_err_version,
+			      "%s: traces of the '%s' backend cannot be decoded by this build", path,
+			      d->header.backend);
+	if (rc < 0) {
+		cgt_decoder_close(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+const struct cgt_trace_header *cgt_decoder_header(const struct cgt_decoder *d)
+{
+	return &d->header;
+}
+
+int cgt_decoder_next(struct cgt_decoder *d, struct cgt_batch *b, struct cgt_error *e)
+{
+	size_t n = 0, used = 0;
+	int rc;
+
+	b->execs = d->execs;
+	b->n = 0;
+	while (!d->at_end && n < BATCH_EXECS && BATCH_VALUES - used >= d->max_block_ops) {
+		if (!d->in_events) {
+			rc = cgt_reader_next(d->reader, &d->rec, e);
+			if (rc < 0)
+				return rc;
+			if (rc == 0) {
+				d->at_end = 1;
+				break;
+			}
+			rc = take_record(d, e);
+			if (rc < 0)
+				return rc;
+			d->in_events = rc == 1;
+			continue;
+		}
+		rc = cgt_events_next(&d->events, &d->blocks, &d->execs[n], d->values + used, e);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			d->in_events = 0;
+			continue;
+		}
+		used += d->execs[n].block->n_ops;
+		n++;
+	}
+	b->n = n;
+	return n > 0 ? 1 : 0;
+}
+
+size_t cgt_decoder_mappings(const struct cgt_decoder *d, const struct cgt_mapping **m)
+{
+	*m = d->maps;
+	return d->n_maps;
+}
+
+const struct cgt_trace_end *cgt_decoder_end(const struct cgt_decoder *d)
+{
+	return d->have_end ? &d->end : NULL;
+}
+
+const char *cgt_decoder_truncation(const struct cgt_decoder *d)
+{
+	return cgt_reader_truncation(d->reader);
+}
+
+uint64_t cgt_decoder_file_size(const struct cgt_decoder *d)
+{
+	return cgt_reader_file_size(d->reader);
+}
+
+void cgt_decoder_close(struct cgt_decoder *d)
+{
+	if (d == NULL)
+		return;
+	cgt_reader_close(d->reader);
+	cgt_header_free(&d->header);
+	cgt_block_table_free(&d->blocks);
+	for (size_t i = 0; i < d->n_maps; i++)
+		cgt_module_free(&d->maps[i].module);
+	free(d->maps);
+	free(d->execs);
+	free(d->values);
+	free(d);
+}

@@ -1,0 +1,82 @@
+/*
+ * `cgtrace dump TRACE`: the decoded stream, one instruction a line:
+ *
+ *   T<tid> <address> <length>  [R|W|M <address>:<size>]... [Bc taken|not-taken] [Bi <target>]
+ *
+ * A guarded access whose guard was false shows as "R-" / "W-" with its size.
+ */
+#include <inttypes.h>
+
+#include "decode.h"
+
+static void print_op(FILE *out, const struct cgt_op *op, uint64_t v)
+{
+	switch (op->kind) {
+	case CGT_OP_READ:
+	case CGT_OP_WRITE:
+	case CGT_OP_MODIFY:
+	case CGT_OP_READ_GUARDED:
+	case CGT_OP_WRITE_GUARDED: {
+		static const char letter[] = " RWMRW";
+		if (v == CGT_NO_ACCESS)
+			fprintf(out, "  %c- :%u", letter[op->kind], op->size);
+		else
+			fprintf(out, "  %c %#" PRIx64 ":%u", letter[op->kind], v, op->size);
+		break;
+	}
+	case CGT_OP_COND:
+	case CGT_OP_COND_INV:
+		fprintf(out, "  Bc %s", v ? "taken" : "not-taken");
+		break;
+	case CGT_OP_INDIRECT:
+		fprintf(out, "  Bi %#" PRIx64, v);
+		break;
+	default:
+		break;
+	}
+}
+
+int cgt_trace_dump(FILE *out, const char *path, uint64_t limit, struct cgt_error *e)
+{
+	struct cgt_decoder *d;
+	struct cgt_batch b;
+	uint64_t printed = 0;
+	int rc = cgt_decoder_open(&d, path, e);
+
+	if (rc < 0)
+		return rc;
+	while ((limit == 0 || printed < limit) && (rc = cgt_decoder_next(d, &b, e)) > 0) {
+		for (size_t i = 0; i < b.n && (limit == 0 || printed < limit); i++) {
+			const struct cgt_exec *x = &b.execs[i];
+			const struct cgt_block *blk = x->block;
+			int open_line = 0;
+			for (uint32_t k = 0; k < x->n_ops; k++) {
+				const struct cgt_op *op = &blk->ops[k];
+				if (op->kind == CGT_OP_INSN) {
+					if (open_line)
+						fputc('\n', out);
+					if (limit != 0 && printed == limit) {
+						open_line = 0;
+						break;
+					}
+					const struct cgt_insn *in = &blk->insns[op->insn];
+					fprintf(out, "T%u %#" PRIx64 " %u", x->tid, in->addr, in->len);
+					open_line = 1;
+					printed++;
+				} else {
+					print_op(out, op, x->values[k]);
+				}
+			}
+			if (open_line)
+				fputc('\n', out);
+		}
+	}
+	if (rc >= 0) {
+		const char *trunc = cgt_decoder_truncation(d);
+		if (trunc != NULL)
+			fprintf(stderr, "cgtrace: warning: %s\n", trunc);
+		rc = 0;
+	}
+	cgt_decoder_close(d);
+	return rc;
+}

@@ -1,0 +1,150 @@
+/*
+ * `cgtrace info TRACE`: what a trace holds, without simulating it.
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#include "decode.h"
+
+static const char *grouped(uint64_t v, char *buf)
+{
+	char digits[32];
+	int len = snprintf(digits, sizeof(digits), "%" PRIu64, v), o = 0;
+
+	for (int i = 0; i < len; i++) {
+		if (i > 0 && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static void print_cache(FILE *out, const struct cgt_cache_geom *c)
+{
+	static const char *kind[] = { "", "d", "i", "" };
+	uint64_t size = c->size;
+	const char *unit = "B";
+
+	if (size % (1024 * 1024) == 0) {
+		size /= 1024 * 1024;
+		unit = "MiB";
+	} else if (size % 1024 == 0) {
+		size /= 1024;
+		unit = "KiB";
+	}
+	fprintf(out, "  L%u%-2s %6" PRIu64 " %-3s %3u-way, %u-byte lines\n", c->level,
+		kind[c->type & 3], size, unit, c->assoc, c->line);
+}
+
+static void print_header(FILE *out, const char *path, const struct cgt_trace_header *h,
+			 uint64_t file_size)
+{
+	char when[64] = "?";
+	time_t t = (time_t)(h->start_time_ns / 1000000000u);
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm) != NULL)
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	fprintf(out, "trace:          %s (%" PRIu64 " bytes, format version %d)\n", path, file_size,
+		CGT_TRACE_VERSION);
+	fprintf(out, "backend:        %s (%s)\n", h->backend, h->recorder);
+	fprintf(out, "command:       ");
+	for (uint32_t i = 0; i < h->argc; i++)
+		fprintf(out, " %s", h->argv[i]);
+	fprintf(out, "\ndirectory:      %s\n", h->cwd);
+	fprintf(out, "pid:            %" PRIu64 "\n", h->pid);
+	fprintf(out, "started:        %s\n", when);
+	fprintf(out, "cpu:            %s family %u model %u stepping %u", h->cpu_vendor,
+		h->cpu_family, h->cpu_model, h->cpu_stepping);
+	if (h->cpu_name[0])
+		fprintf(out, " (%s)", h->cpu_name);
+	fprintf(out, "\npage size:      %u\nlargest access: %u bytes\ncaches:%s\n", h->page_size,
+		h->max_access_size, h->n_caches ? "" : "         none reported by CPUID");
+	for (uint32_t i = 0; i < h->n_caches; i++)
+		print_cache(out, &h->caches[i]);
+}
+
+static void print_modules(FILE *out, const struct cgt_mapping *maps, size_t n)
+{
+	fprintf(out, "modules:        %zu executable mapping%s\n", n, n == 1 ? "" : "s");
+	for (size_t i = 0; i < n; i++) {
+		const struct cgt_module *m = &maps[i].module;
+		char id[2 * sizeof(m->build_id) + 1] = "none";
+		for (uint32_t k = 0; k < m->build_id_len; k++)
+			sprintf(id + 2 * k, "%02x", m->build_id[k]);
+		fprintf(out, "  %016" PRIx64 "-%016" PRIx64 " %c%c%c off %#" PRIx64 " %s\n", m->start,
+			m->start + m->size, m->prot & 1 ? 'r' : '-', m->prot & 2 ? 'w' : '-',
+			m->prot & 4 ? 'x' : '-', m->file_offset, m->path);
+		fprintf(out, "      build-id %s, %" PRIu64 " bytes%s\n", id, m->file_size,
+			maps[i].epoch_unmapped != UINT32_MAX ? ", unmapped later" : "");
+	}
+}
+
+static void print_counts(FILE *out, const struct cgt_trace_counts *n)
+{
+	char a[32], b[32];
+
+	fprintf(out, "  instructions (Ir):       %s\n", grouped(n->insns, a));
+	fprintf(out, "  data reads (Dr):         %s (%s of them read-modify-write)\n",
+		grouped(n->reads + n->modifies, a), grouped(n->modifies, b));
+	fprintf(out, "  data writes (Dw):        %s\n", grouped(n->writes, a));
+	fprintf(out, "  conditional branches:    %s\n", grouped(n->conds, a));
+	fprintf(out, "  indirect branches:       %s\n", grouped(n->indirects, a));
+	fprintf(out, "  block executions:        %s\n", grouped(n->block_execs, a));
+	fprintf(out, "  distinct blocks:         %s\n", grouped(n->blocks, a));
+	if (n->threads)
+		fprintf(out, "  threads:                 %s\n", grouped(n->threads, a));
+}
+
+int cgt_trace_info(FILE *out, const char *path, struct cgt_error *e)
+{
+	struct cgt_decoder *d;
+	struct cgt_batch b;
+	struct cgt_trace_counts counted = { 0 };
+	int rc = cgt_decoder_open(&d, path, e);
+
+	if (rc < 0)
+		return rc;
+	/* The END record has the counts, but only a full decode validates the
+	   whole file and gets the counts of a trace that has none. */
+	while ((rc = cgt_decoder_next(d, &b, e)) > 0)
+		for (size_t i = 0; i < b.n; i++)
+			cgt_counts_add_exec(&counted, &b.execs[i]);
+	if (rc < 0) {
+		cgt_decoder_close(d);
+		return rc;
+	}
+
+	const struct cgt_mapping *maps;
+	size_t n_maps = cgt_decoder_mappings(d, &maps);
+	const struct cgt_trace_end *end = cgt_decoder_end(d);
+	print_header(out, path, cgt_decoder_header(d), cgt_decoder_file_size(d));
+	print_modules(out, maps, n_maps);
+	if (end == NULL)
+		fprintf(out, "end:            none recorded (the trace is incomplete)\n");
+	else if (end->kind == CGT_END_EXIT)
+		fprintf(out, "end:            exited with status %d\n", end->code);
+	else if (end->kind == CGT_END_SIGNAL && end->code > 0)
+		fprintf(out, "end:            killed by signal %d (%s)\n", end->code,
+			strsignal(end->code));
+	else if (end->kind == CGT_END_SIGNAL)
+		fprintf(out, "end:            killed by a signal\n");
+	else
+		fprintf(out, "end:            the recorder lost the program's stream\n");
+	fprintf(out, "counts:\n");
+	if (end != NULL) {
+		counted.blocks = end->counts.blocks;
+		counted.threads = end->counts.threads;
+	}
+	print_counts(out, &counted);
+	if (end != NULL && memcmp(&counted, &end->counts, sizeof(counted)) != 0)
+		fprintf(out, "warning: the END record's counts differ from the decoded events\n");
+	const char *trunc = cgt_decoder_truncation(d);
+	if (trunc != NULL)
+		fprintf(stderr, "cgtrace: warning: %s\n", trunc);
+	cgt_decoder_close(d);
+	return 0;
+}

@@ -1,0 +1,326 @@
+/*
+ * cgtrace trace files: the container and its records.
+ *
+ * A trace file is a sequence of independent zstd frames; decompressed, the
+ * frames form one stream: the 16-byte stream header, then records.  No
+ * record spans two frames, so a reader can use every complete frame of a
+ * truncated file.  formats/TRACE-FORMAT.md is the specification.
+ *
+ * Conventions: functions return 0 (or a positive count) on success and a
+ * negative cgt_status on failure, with a message (naming the file, the byte
+ * offset and what was expected) in the caller's struct cgt_error.
+ */
+#ifndef CGTRACE_TRACE_H
+#define CGTRACE_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CGT_TRACE_MAGIC      "CGTRACE\n"
+#define CGT_TRACE_MAGIC_LEN  8
+#define CGT_TRACE_VERSION    1
+#define CGT_STREAM_HEADER_LEN 16
+
+/* Bounds every reader enforces (and every writer respects). */
+#define CGT_FRAME_MAX        (4u << 20)	/* decompressed bytes per frame */
+#define CGT_RECORD_MAX       (1u << 20)	/* payload bytes per record */
+
+enum cgt_status {
+	cgt_ok = 0,
+	cgt_err_io = 1,		/* read or write failed */
+	cgt_err_not_trace,	/* not a cgtrace trace at all */
+	cgt_err_version,	/* a format version this build cannot read */
+	cgt_err_corrupt,	/* a length, count or value out of bounds */
+	cgt_err_nomem,
+	cgt_err_invalid,	/* a bad argument from the caller */
+};
+
+struct cgt_error {
+	int status;
+	char msg[768];
+};
+
+/* Sets e (if not NULL) and returns -status. printf-style. */
+int cgt_fail(struct cgt_error *e, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+enum cgt_record_type {
+	CGT_REC_HEADER = 1,
+	CGT_REC_MODULE = 2,
+	CGT_REC_UNMAP = 3,
+	CGT_REC_BLOCKS = 4,
+	CGT_REC_EVENTS = 5,
+	CGT_REC_END = 6,
+};
+
+/* ---- Record payloads --------------------------------------------------- */
+
+enum cgt_cache_type { CGT_CACHE_DATA = 1, CGT_CACHE_INSN = 2, CGT_CACHE_UNIFIED = 3 };
+
+struct cgt_cache_geom {
+	uint32_t level;		/* 1, 2, 3 ... */
+	uint32_t type;		/* enum cgt_cache_type */
+	uint64_t size;		/* bytes */
+	uint32_t assoc;		/* ways; equal to size/line for fully associative */
+	uint32_t line;		/* bytes */
+};
+
+#define CGT_MAX_CACHES 8
+
+struct cgt_trace_header {
+	char *backend;		/* "valgrind" or "pt" */
+	uint32_t argc;
+	char **argv;		/* the recorded program and its arguments */
+	char *cwd;
+	uint64_t pid;
+	char *cpu_vendor;	/* CPUID vendor string, e.g. "AuthenticAMD" */
+	char *cpu_name;		/* brand string */
+	uint32_t cpu_family, cpu_model, cpu_stepping;
+	uint32_t n_caches;
+	struct cgt_cache_geom caches[CGT_MAX_CACHES];
+	uint32_t page_size;
+	uint64_t start_time_ns;	/* Unix time */
+	char *recorder;		/* e.g. "valgrind-3.19.0" */
+	uint32_t max_access_size; /* largest guest register in bytes */
+};
+
+struct cgt_module {
+	uint64_t start, size;	/* the executable mapping */
+	uint64_t file_offset;
+	uint32_t prot;		/* 1 read, 2 write, 4 exec */
+	char *path;
+	uint8_t build_id[64];
+	uint32_t build_id_len;	/* 0: none found */
+	uint64_t file_size;	/* at record time; 0 if the file was unreadable */
+	int64_t mtime_ns;
+};
+
+enum cgt_end_kind {
+	CGT_END_EXIT = 1,	/* exited with code */
+	CGT_END_SIGNAL = 2,	/* killed by signal code */
+	CGT_END_LOST = 3,	/* the recorder lost the program's stream */
+};
+
+struct cgt_trace_counts {
+	uint64_t insns;		/* executed instructions (Cachegrind's Ir) */
+	uint64_t reads;		/* plain and guarded-taken reads */
+	uint64_t writes;	/* plain and guarded-taken writes */
+	uint64_t modifies;	/* read-modify-write (Cachegrind counts them as reads) */
+	uint64_t conds;		/* conditional branches (Bc) */
+	uint64_t indirects;	/* indirect jumps and calls (Bi) */
+	uint64_t block_execs;
+	uint64_t blocks;	/* distinct block definitions */
+	uint64_t threads;
+};
+
+struct cgt_trace_end {
+	uint32_t kind;		/* enum cgt_end_kind */
+	int32_t code;
+	struct cgt_trace_counts counts;
+};
+
+/* Blocks: a block is the static description of a piece of code that
+   executes as a unit; each execution is a prefix of its ops. */
+enum cgt_op_kind {
+	CGT_OP_INSN = 0,	/* an instruction begins: fetch insns[insn] */
+	CGT_OP_READ = 1,
+	CGT_OP_WRITE = 2,
+	CGT_OP_MODIFY = 3,	/* read and write of one address: one access */
+	CGT_OP_READ_GUARDED = 4,	/* happens only when its guard holds */
+	CGT_OP_WRITE_GUARDED = 5,
+	CGT_OP_EXIT = 6,	/* the block may end here; not a branch */
+	CGT_OP_COND = 7,	/* conditional branch, may end the block */
+	CGT_OP_COND_INV = 8,	/* same, taken when the exit is not */
+	CGT_OP_INDIRECT = 9,	/* indirect jump or call, last op */
+	CGT_OP_KIND_COUNT
+};
+
+static inline int cgt_op_is_exit(unsigned kind)
+{
+	return kind >= CGT_OP_EXIT && kind <= CGT_OP_COND_INV;
+}
+
+/* Ops whose executions carry a value in the events stream. */
+static inline int cgt_op_has_value(unsigned kind)
+{
+	return (kind >= CGT_OP_READ && kind <= CGT_OP_WRITE_GUARDED) || kind == CGT_OP_INDIRECT;
+}
+
+struct cgt_insn {
+	uint64_t addr;
+	uint32_t len;
+};
+
+struct cgt_op {
+	uint8_t kind;		/* enum cgt_op_kind */
+	uint8_t reserved;
+	uint16_t insn;		/* index into the block's insns */
+	uint32_t size;		/* data ops: bytes accessed (not clamped) */
+};
+
+/* The events of an executed prefix of a block, guarded accesses aside. */
+struct cgt_prefix_counts {
+	uint32_t insns, reads, writes, modifies, conds, indirects;
+};
+
+struct cgt_block {
+	uint32_t id;
+	uint32_t n_insns, n_ops;
+	uint32_t n_exits, n_values;
+	uint32_t n_guarded;	/* guarded accesses among the ops */
+	uint32_t map_epoch;	/* module-map records seen before this block */
+	struct cgt_insn *insns;
+	struct cgt_op *ops;
+	uint32_t *exit_ops;	/* op index of each exit, in order */
+	uint32_t *value_ops;	/* op index of each op with a value, in order */
+	uint64_t *last_value;	/* codec state: previous value of each value op */
+	/* [0]: ran to the end; [k]: left by exit k (1-based) */
+	struct cgt_prefix_counts *prefix_counts;
+};
+
+/* Marks a guarded access whose guard was false in a decoded value array. */
+#define CGT_NO_ACCESS UINT64_MAX
+
+/* ---- Growable byte buffer used by the encoders ----------------------- */
+
+struct cgt_buf {
+	uint8_t *data;
+	size_t len, cap;
+};
+
+/* Grows b to hold n more bytes; returns a pointer to them or NULL. */
+uint8_t *cgt_buf_grow(struct cgt_buf *b, size_t n);
+void cgt_buf_free(struct cgt_buf *b);
+
+/* Makes room for n more bytes; returns a pointer to them or NULL. */
+static inline uint8_t *cgt_buf_reserve(struct cgt_buf *b, size_t n)
+{
+	return b->len + n <= b->cap ? b->data + b->len : cgt_buf_grow(b, n);
+}
+
+/* ---- Writer ----------------------------------------------------------- */
+
+struct cgt_writer;
+
+/* Writes to fd (not closed by the writer); compression runs on a thread of
+   its own.  path is used in messages only. */
+int cgt_writer_open(struct cgt_writer **w, int fd, const char *path, struct cgt_error *e);
+int cgt_writer_put(struct cgt_writer *w, unsigned type, const uint8_t *payload, size_t len,
+		   struct cgt_error *e);
+/* Compressed bytes written so far (completed frames). */
+uint64_t cgt_writer_bytes(const struct cgt_writer *w);
+/* Writes the last frame, joins the thread and frees w. */
+int cgt_writer_close(struct cgt_writer *w, struct cgt_error *e);
+
+/* ---- Reader ----------------------------------------------------------- */
+
+struct cgt_reader;
+
+struct cgt_record {
+	unsigned type;
+	const uint8_t *payload;
+	size_t len;
+	uint64_t stream_offset;	/* of the payload, in the decompressed stream */
+	uint64_t frame_offset;	/* file offset of the frame that holds it */
+	const char *path;	/* the trace file, for messages */
+};
+
+int cgt_reader_open(struct cgt_reader **r, const char *path, struct cgt_error *e);
+/* 1: a record; 0: end of the trace; negative: error.  The record stays
+   valid until the next call. */
+int cgt_reader_next(struct cgt_reader *r, struct cgt_record *rec, struct cgt_error *e);
+/* After the end: a message if the file ended in an incomplete frame
+   (truncated), else NULL. */
+const char *cgt_reader_truncation(const struct cgt_reader *r);
+uint64_t cgt_reader_file_size(const struct cgt_reader *r);
+uint64_t cgt_reader_file_offset(const struct cgt_reader *r);	/* consumed so far */
+void cgt_reader_close(struct cgt_reader *r);
+
+/* Quick check used before overwriting a file: 1 if path starts like a
+   cgtrace trace, 0 if not, negative if it cannot be read. */
+int cgt_file_is_trace(const char *path);
+
+/* ---- Payload codecs (trace_records.c) -------------------------------- */
+
+int cgt_header_encode(struct cgt_buf *b, const struct cgt_trace_header *h);
+int cgt_header_decode(struct cgt_trace_header *h, const struct cgt_record *rec, struct cgt_error *e);
+void cgt_header_free(struct cgt_trace_header *h);
+
+int cgt_module_encode(struct cgt_buf *b, const struct cgt_module *m);
+int cgt_module_decode(struct cgt_module *m, const struct cgt_record *rec, struct cgt_error *e);
+void cgt_module_free(struct cgt_module *m);
+
+int cgt_unmap_encode(struct cgt_buf *b, uint64_t start, uint64_t size);
+int cgt_unmap_decode(uint64_t *start, uint64_t *size, const struct cgt_record *rec,
+		     struct cgt_error *e);
+
+int cgt_end_encode(struct cgt_buf *b, const struct cgt_trace_end *end);
+int cgt_end_decode(struct cgt_trace_end *end, const struct cgt_record *rec, struct cgt_error *e);
+
+const char *cgt_record_type_name(unsigned type);
+
+/* ---- Module files (module_identity.c) -------------------------------- */
+
+/* Fills m's build-id, file size and mtime from the file at m->path (zeros
+   when it cannot be read). */
+void cgt_module_identify(struct cgt_module *m);
+/* 1 if the file at m->path is still the one recorded, else 0 with why set
+   (e.g. "has changed size since recording"). */
+int cgt_module_matches_file(const struct cgt_module *m, const char **why);
+
+/* ---- Blocks and events (trace_blocks.c, trace_events.c) -------------- */
+
+/* All blocks defined so far, indexed by id (ids are dense, from 0). */
+struct cgt_block_table {
+	struct cgt_block **blocks;
+	uint32_t n, cap;
+};
+
+void cgt_block_table_free(struct cgt_block_table *t);
+
+/* Validates a block description and adds a copy with id t->n. */
+int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns, uint32_t n_insns,
+			const struct cgt_op *ops, uint32_t n_ops, uint32_t map_epoch,
+			const char **why);
+
+/* Appends the definition of block id to a BLOCKS payload. */
+int cgt_blocks_encode(struct cgt_buf *b, const struct cgt_block *blk);
+/* Decodes a BLOCKS payload into t; map_epoch is stamped on each block. */
+int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, uint32_t map_epoch,
+		      struct cgt_error *e);
+
+/* One execution, as the events codec sees it. */
+struct cgt_exec {
+	const struct cgt_block *block;
+	uint32_t n_ops;		/* ops executed: block->ops[0 .. n_ops) */
+	uint32_t exit;		/* 0: ran to the end; k: left by exit k */
+	uint32_t tid;
+	const uint64_t *values;	/* indexed by op: address, target, taken (0/1) */
+};
+
+/* Starts an EVENTS payload for thread tid. */
+int cgt_events_begin(struct cgt_buf *b, uint32_t tid);
+/* Appends one execution of blk that ended at exit number exit_ord (1-based
+   among the block's exits; 0: ran to its end).  values[k] is the value of
+   the k-th value op within the executed prefix (CGT_NO_ACCESS for a false
+   guard). */
+int cgt_events_encode(struct cgt_buf *b, struct cgt_block *blk, uint32_t exit_ord,
+		      const uint64_t *values);
+
+/* Decoding an EVENTS payload, one execution at a time. */
+struct cgt_events_cursor {
+	const uint8_t *p, *end;
+	const struct cgt_record *rec;
+	uint32_t tid;
+};
+
+int cgt_events_open(struct cgt_events_cursor *c, const struct cgt_record *rec, struct cgt_error *e);
+/* 1: *x filled (values written to the caller's array of at least
+   blk->n_ops entries); 0: end of payload; negative: error. */
+int cgt_events_next(struct cgt_events_cursor *c, struct cgt_block_table *t, struct cgt_exec *x,
+		    uint64_t *values, struct cgt_error *e);
+
+/* Adds one execution to counts (the totals an END record carries). */
+void cgt_counts_add_exec(struct cgt_trace_counts *counts, const struct cgt_exec *x);
+
+#endif

@@ -1,0 +1,246 @@
+/*
+ * Block table and the BLOCKS record codec (TRACE-FORMAT.md, "BLOCKS").
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cursor.h"
+#include "trace.h"
+#include "varint.h"
+
+/* Generous bounds: VEX makes blocks of at most a few hundred ops. */
+#define MAX_BLOCK_INSNS 4096u
+#define MAX_BLOCK_OPS 65536u
+#define MAX_ACCESS_SIZE (1u << 20)
+
+static int is_data_op(unsigned kind)
+{
+	return kind >= CGT_OP_READ && kind <= CGT_OP_WRITE_GUARDED;
+}
+
+void cgt_block_table_free(struct cgt_block_table *t)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		free(t->blocks[i]);
+	free(t->blocks);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Returns NULL if the block is well formed, else what is wrong with it. */
+static const char *check_block(const struct cgt_insn *insns, uint32_t n_insns,
+			       const struct cgt_op *ops, uint32_t n_ops)
+{
+	uint32_t next_insn = 0;
+
+	if (n_insns == 0 || n_insns > MAX_BLOCK_INSNS)
+		return "1 to 4096 instructions";
+	if (n_ops < n_insns || n_ops > MAX_BLOCK_OPS)
+		return "an op count from the instruction count up to 65536";
+	for (uint32_t i = 0; i < n_insns; i++)
+		if (insns[i].len == 0 || insns[i].len > 255)
+			return "instruction lengths of 1 to 255 bytes";
+	for (uint32_t k = 0; k < n_ops; k++) {
+		const struct cgt_op *op = &ops[k];
+		if (op->kind >= CGT_OP_KIND_COUNT)
+			return "op kinds 0-9";
+		if (op->kind == CGT_OP_INSN) {
+			if (op->insn != next_insn)
+				return "instruction ops in order";
+			next_insn++;
+		} else if (next_insn == 0 || op->insn != next_insn - 1) {
+			return "every op after its instruction's op";
+		}
+		if (is_data_op(op->kind) && (op->size == 0 || op->size > MAX_ACCESS_SIZE))
+			return "access sizes of 1 byte to 1 MiB";
+		if (op->kind == CGT_OP_INDIRECT && k != n_ops - 1)
+			return "an indirect branch only as the last op";
+	}
+	if (next_insn != n_insns)
+		return "one instruction op per instruction";
+	return NULL;
+}
+
+int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns, uint32_t n_insns,
+			const struct cgt_op *ops, uint32_t n_ops, uint32_t map_epoch,
+			const char **why)
+{
+	uint32_t n_exits = 0, n_values = 0;
+	struct cgt_block *b;
+
+	*why = check_block(insns, n_insns, ops, n_ops);
+	if (*why != NULL)
+		return -cgt_err_corrupt;
+	for (uint32_t k = 0; k < n_ops; k++) {
+		n_exits += cgt_op_is_exit(ops[k].kind);
+		n_values += cgt_op_has_value(ops[k].kind);
+	}
+	if (t->n == t->cap) {
+		uint32_t cap = t->cap ? t->cap * 2 : 1024;
+		struct cgt_block **blocks = realloc(t->blocks, cap * sizeof(*blocks));
+		if (blocks == NULL)
+			return -cgt_err_nomem;
+		t->blocks = blocks;
+		t->cap = cap;
+	}
+
+	/* One allocation per block; the 8-byte members come first. */
+	size_t size = sizeof(*b) + n_values * sizeof(uint64_t) + n_insns * sizeof(struct cgt_insn) +
+		      (n_exits + 1) * sizeof(struct cgt_prefix_counts) +
+		      n_ops * sizeof(struct cgt_op) + (n_exits + n_values) * sizeof(uint32_t);
+	b = calloc(1, size);
+	if (b == NULL)
+		return -cgt_err_nomem;
+	b->last_value = (uint64_t *)(b + 1);
+	b->insns = (struct cgt_insn *)(b->last_value + n_values);
+	b->prefix_counts = (struct cgt_prefix_counts *)(b->insns + n_insns);
+	b->ops = (struct cgt_op *)(b->prefix_counts + n_exits + 1);
+	b->exit_ops = (uint32_t *)(b->ops + n_ops);
+	b->value_ops = b->exit_ops + n_exits;
+	memcpy(b->insns, insns, n_insns * sizeof(*insns));
+	memcpy(b->ops, ops, n_ops * sizeof(*ops));
+
+	struct cgt_prefix_counts run = { 0 };
+	for (uint32_t k = 0; k < n_ops; k++) {
+		switch (ops[k].kind) {
+		case CGT_OP_INSN: run.insns++; break;
+		case CGT_OP_READ: run.reads++; break;
+		case CGT_OP_WRITE: run.writes++; break;
+		case CGT_OP_MODIFY: run.modifies++; break;
+		case CGT_OP_READ_GUARDED:
+		case CGT_OP_WRITE_GUARDED: b->n_guarded++; break;
+		case CGT_OP_COND:
+		case CGT_OP_COND_INV: run.conds++; break;
+		case CGT_OP_INDIRECT: run.indirects++; break;
+		default: break;
+		}
+		if (cgt_op_is_exit(ops[k].kind)) {
+			b->exit_ops[b->n_exits++] = k;
+			b->prefix_counts[b->n_exits] = run;
+		}
+		if (cgt_op_has_value(ops[k].kind))
+			b->value_ops[b->n_values++] = k;
+	}
+	b->prefix_counts[0] = run;
+	b->id = t->n;
+	b->n_insns = n_insns;
+	b->n_ops = n_ops;
+	b->map_epoch = map_epoch;
+	t->blocks[t->n++] = b;
+	return 0;
+}
+
+int cgt_blocks_encode(struct cgt_buf *buf, const struct cgt_block *blk)
+{
+	size_t worst = 3 * CGT_VARINT_MAX + blk->n_insns * (CGT_VARINT_MAX + 1) +
+		       blk->n_ops * (1 + CGT_VARINT_MAX);
+	uint8_t *p = cgt_buf_reserve(buf, worst);
+	uint64_t expected = 0;
+
+	if (p == NULL)
+		return -cgt_err_nomem;
+	p = cgt_put_varint(p, blk->id);
+	p = cgt_put_varint(p, blk->n_insns);
+	p = cgt_put_varint(p, blk->n_ops);
+	for (uint32_t i = 0; i < blk->n_insns; i++) {
+		const struct cgt_insn *in = &blk->insns[i];
+		if (i == 0)
+			p = cgt_put_varint(p, in->addr);
+		else
+			p = cgt_put_svarint(p, (int64_t)(in->addr - expected));
+		*p++ = (uint8_t)in->len;
+		expected = in->addr + in->len;
+	}
+	for (uint32_t k = 0; k < blk->n_ops; k++) {
+		*p++ = blk->ops[k].kind;
+		if (is_data_op(blk->ops[k].kind))
+			p = cgt_put_varint(p, blk->ops[k].size);
+	}
+	buf->len = (size_t)(p - buf->data);
+	return 0;
+}
+
+int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, uint32_t map_epoch,
+		      struct cgt_error *e)
+{
+	struct cursor c;
+	struct cgt_insn *insns = NULL;
+	struct cgt_op *ops = NULL;
+	int rc = 0;
+
+	cursor_init(&c, rec, e);
+	while (!cursor_done(&c) && rc == 0) {
+		const uint8_t *block_start = c.p;
+		uint64_t id, n_insns, n_ops, expected = 0;
+
+		rc = cursor_varint(&c, &id, "a block id");
+		if (rc == 0 && id != t->n) {
+			c.p = block_start;
+			char what[64];
+			snprintf(what, sizeof(what), "block id %u (ids are consecutive)", t->n);
+			rc = cursor_fail(&c, what);
+		}
+		if (rc == 0)
+			rc = cursor_bounded(&c, &n_insns, MAX_BLOCK_INSNS, "an instruction count");
+		if (rc == 0)
+			rc = cursor_bounded(&c, &n_ops, MAX_BLOCK_OPS, "an op count");
+		if (rc < 0)
+			break;
+		free(insns);
+		free(ops);
+		insns = calloc(n_insns ? n_insns : 1, sizeof(*insns));
+		ops = calloc(n_ops ? n_ops : 1, sizeof(*ops));
+		if (insns == NULL || ops == NULL) {
+			rc = cgt_fail(e, cgt_err_nomem, "out of memory");
+			break;
+		}
+		for (uint64_t i = 0; i < n_insns && rc == 0; i++) {
+			uint8_t len = 0;
+			if (i == 0) {
+				rc = cursor_varint(&c, &insns[i].addr, "an instruction address");
+			} else {
+				int64_t delta = 0;
+				rc = cursor_svarint(&c, &delta, "an instruction address delta");
+				insns[i].addr = expected + (uint64_t)delta;
+			}
+			if (rc == 0)
+				rc = cursor_u8(&c, &len, "an instruction length");
+			insns[i].len = len;
+			expected = insns[i].addr + len;
+		}
+		int32_t insn = -1;
+		for (uint64_t k = 0; k < n_ops && rc == 0; k++) {
+			uint8_t kind;
+			rc = cursor_u8(&c, &kind, "an op kind");
+			if (rc < 0)
+				break;
+			if (kind == CGT_OP_INSN)
+				insn++;
+			ops[k].kind = kind;
+			ops[k].insn = (uint16_t)(insn < 0 ? 0 : insn);
+			if (insn < 0)
+				ops[k].insn = UINT16_MAX;	/* rejected by the check below */
+			if (is_data_op(kind)) {
+				uint64_t size = 0;
+				rc = cursor_bounded(&c, &size, MAX_ACCESS_SIZE, "an access size");
+				ops[k].size = (uint32_t)size;
+			}
+		}
+		if (rc < 0)
+			break;
+		const char *why;
+		rc = cgt_block_table_add(t, insns, (uint32_t)n_insns, ops, (uint32_t)n_ops, map_epoch,
+					 &why);
+		if (rc == -cgt_err_nomem) {
+			rc = cgt_fail(e, cgt_err_nomem, "out of memory");
+		} else if (rc < 0) {
+			c.p = block_start;
+			char what[128];
+			snprintf(what, sizeof(what), "a well-formed block (%s)", why);
+			rc = cursor_fail(&c, what);
+		}
+	}
+	free(insns);
+	free(ops);
+	return rc;
+}

@@ -1,0 +1,162 @@
+/*
+ * EVENTS record codec (TRACE-FORMAT.md, "EVENTS"): one thread's run of
+ * block executions.  Each execution is its block id and the exit it left
+ * by, then its values, each coded as the difference from the value the same
+ * op had at its previous execution (so loops code to a byte or two).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cursor.h"
+#include "trace.h"
+#include "varint.h"
+
+static uint32_t executed_ops(const struct cgt_block *blk, uint32_t exit_ord)
+{
+	return exit_ord ? blk->exit_ops[exit_ord - 1] + 1 : blk->n_ops;
+}
+
+static int is_guarded(unsigned kind)
+{
+	return kind == CGT_OP_READ_GUARDED || kind == CGT_OP_WRITE_GUARDED;
+}
+
+int cgt_events_begin(struct cgt_buf *b, uint32_t tid)
+{
+	uint8_t *p = cgt_buf_reserve(b, CGT_VARINT_MAX);
+	if (p == NULL)
+		return -cgt_err_nomem;
+	b->len = (size_t)(cgt_put_varint(p, tid) - b->data);
+	return 0;
+}
+
+int cgt_events_encode(struct cgt_buf *b, struct cgt_block *blk, uint32_t exit_ord,
+		      const uint64_t *values)
+{
+	uint8_t *p = cgt_buf_reserve(b, 2 * CGT_VARINT_MAX + blk->n_values * (1 + CGT_VARINT_MAX));
+	uint32_t cut = executed_ops(blk, exit_ord);
+
+	if (p == NULL)
+		return -cgt_err_nomem;
+	p = cgt_put_varint(p, (uint64_t)blk->id << 2 | (exit_ord < 3 ? exit_ord : 3));
+	if (exit_ord >= 3)
+		p = cgt_put_varint(p, exit_ord - 3);
+	for (uint32_t j = 0; j < blk->n_values && blk->value_ops[j] < cut; j++) {
+		uint32_t k = blk->value_ops[j];
+		uint64_t v = values[k];
+		if (is_guarded(blk->ops[k].kind)) {
+			*p++ = v != CGT_NO_ACCESS;
+			if (v == CGT_NO_ACCESS)
+				continue;
+		}
+		p = cgt_put_svarint(p, (int64_t)(v - blk->last_value[j]));
+		blk->last_value[j] = v;
+	}
+	b->len = (size_t)(p - b->data);
+	return 0;
+}
+
+int cgt_events_open(struct cgt_events_cursor *c, const struct cgt_record *rec, struct cgt_error *e)
+{
+	struct cursor cur;
+	uint64_t tid;
+
+	cursor_init(&cur, rec, e);
+	int rc = cursor_bounded(&cur, &tid, UINT32_MAX, "a thread id");
+	if (rc < 0)
+		return rc;
+	c->p = cur.p;
+	c->end = cur.end;
+	c->rec = rec;
+	c->tid = (uint32_t)tid;
+	return 0;
+}
+
+static int events_fail(const struct cgt_events_cursor *c, const uint8_t *at, const char *expected,
+		       struct cgt_error *e)
+{
+	struct cursor cur;
+
+	cursor_init(&cur, c->rec, e);
+	cur.p = at;
+	return cursor_fail(&cur, expected);
+}
+
+int cgt_events_next(struct cgt_events_cursor *c, struct cgt_block_table *t, struct cgt_exec *x,
+		    uint64_t *values, struct cgt_error *e)
+{
+	const uint8_t *start = c->p;
+	uint64_t head, exit_ord;
+
+	if (c->p >= c->end)
+		return 0;
+	if (cgt_get_varint(&c->p, c->end, &head) < 0)
+		return events_fail(c, start, "a block execution", e);
+	uint64_t id = head >> 2;
+	if (id >= t->n) {
+		char what[80];
+		snprintf(what, sizeof(what), "a block id below %u (the blocks defined so far)", t->n);
+		return events_fail(c, start, what, e);
+	}
+	struct cgt_block *blk = t->blocks[id];
+	exit_ord = head & 3;
+	if (exit_ord == 3) {
+		uint64_t more;
+		if (cgt_get_varint(&c->p, c->end, &more) < 0 || more > blk->n_exits)
+			return events_fail(c, start, "an exit number", e);
+		exit_ord += more;
+	}
+	if (exit_ord > blk->n_exits)
+		return events_fail(c, start, "an exit number within the block's exits", e);
+	uint32_t cut = executed_ops(blk, (uint32_t)exit_ord);
+
+	for (uint32_t j = 0; j < blk->n_values && blk->value_ops[j] < cut; j++) {
+		uint32_t k = blk->value_ops[j];
+		const uint8_t *at = c->p;
+		if (is_guarded(blk->ops[k].kind)) {
+			if (c->p >= c->end || *c->p > 1)
+				return events_fail(c, at, "a guard byte (0 or 1)", e);
+			if (*c->p++ == 0) {
+				values[k] = CGT_NO_ACCESS;
+				continue;
+			}
+		}
+		int64_t delta;
+		if (cgt_get_svarint(&c->p, c->end, &delta) < 0)
+			return events_fail(c, at, "an address or target", e);
+		blk->last_value[j] += (uint64_t)delta;
+		values[k] = blk->last_value[j];
+	}
+	for (uint32_t j = 0; j < blk->n_exits && blk->exit_ops[j] < cut; j++) {
+		uint32_t k = blk->exit_ops[j];
+		uint64_t guard = exit_ord != 0 && k == cut - 1;
+		values[k] = blk->ops[k].kind == CGT_OP_COND_INV ? !guard : guard;
+	}
+	x->block = blk;
+	x->n_ops = cut;
+	x->exit = (uint32_t)exit_ord;
+	x->tid = c->tid;
+	x->values = values;
+	return 1;
+}
+
+void cgt_counts_add_exec(struct cgt_trace_counts *n, const struct cgt_exec *x)
+{
+	const struct cgt_block *blk = x->block;
+	const struct cgt_prefix_counts *c = &blk->prefix_counts[x->exit];
+
+	n->block_execs++;
+	n->insns += c->insns;
+	n->reads += c->reads;
+	n->writes += c->writes;
+	n->modifies += c->modifies;
+	n->conds += c->conds;
+	n->indirects += c->indirects;
+	for (uint32_t j = 0; blk->n_guarded && j < blk->n_values && blk->value_ops[j] < x->n_ops; j++) {
+		uint32_t k = blk->value_ops[j];
+		if (x->values[k] == CGT_NO_ACCESS)
+			continue;
+		n->reads += blk->ops[k].kind == CGT_OP_READ_GUARDED;
+		n->writes += blk->ops[k].kind == CGT_OP_WRITE_GUARDED;
+	}
+}

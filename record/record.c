@@ -1,0 +1,166 @@
+/*
+ * Backend choice and output naming, shared by the recording backends.
+ */
+#include "record.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "valgrind/vg_record.h"
+
+int cgt_host_has_intel_pt(void)
+{
+	return access("/sys/bus/event_source/devices/intel_pt/type", R_OK) == 0;
+}
+
+char *cgt_expand_output_name(const char *tmpl, long pid, const char **why)
+{
+	size_t cap = strlen(tmpl) + 64, len = 0;
+	char *out = malloc(cap);
+
+	if (out == NULL) {
+		*why = "out of memory";
+		return NULL;
+	}
+	for (const char *s = tmpl; *s; s++) {
+		char piece[32];
+		const char *add = piece;
+		size_t n;
+		if (s[0] != '%') {
+			piece[0] = *s;
+			n = 1;
+		} else if (s[1] == '%') {
+			piece[0] = '%';
+			n = 1;
+			s++;
+		} else if (s[1] == 'p') {
+			n = (size_t)snprintf(piece, sizeof(piece), "%ld", pid);
+			s++;
+		} else if (s[1] == 'q' && s[2] == '{' && strchr(s + 3, '}') != NULL) {
+			const char *close = strchr(s + 3, '}');
+			char name[256];
+			size_t nl = (size_t)(close - (s + 3));
+			if (nl == 0 || nl >= sizeof(name)) {
+				*why = "%q{VAR} needs a variable name";
+				free(out);
+				return NULL;
+			}
+			memcpy(name, s + 3, nl);
+			name[nl] = '\0';
+			add = getenv(name);
+			if (add == NULL) {
+				*why = "%q{VAR} names an unset environment variable";
+				free(out);
+				return NULL;
+			}
+			n = strlen(add);
+			s = close;
+		} else {
+			*why = "a % must be followed by p, q{VAR} or %";
+			free(out);
+			return NULL;
+		}
+		if (len + n + 1 > cap) {
+			cap = (len + n + 1) * 2;
+			char *bigger = realloc(out, cap);
+			if (bigger == NULL) {
+				*why = "out of memory";
+				free(out);
+				return NULL;
+			}
+			out = bigger;
+		}
+		memcpy(out + len, add, n);
+		len += n;
+	}
+	out[len] = '\0';
+	if (len == 0) {
+		*why = "the file name is empty";
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+char *cgt_find_in_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save = NULL, *found = NULL;
+
+	if (path == NULL)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	copy = strdup(path);
+	for (dir = strtok_r(copy, ":", &save); dir != NULL && found == NULL;
+	     dir = strtok_r(NULL, ":", &save)) {
+		char *candidate;
+		struct stat st;
+		if (asprintf(&candidate, "%s/%s", *dir ? dir : ".", name) < 0)
+			break;
+		if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0)
+			found = candidate;
+		else
+			free(candidate);
+	}
+	free(copy);
+	return found;
+}
+
+/* Finds prog like execvp would.  Returns 0, or the exit status (127 or
+   126) after printing why it cannot be run. */
+static int check_program(const char *prog)
+{
+	int err = ENOENT;
+
+	if (strchr(prog, '/') != NULL) {
+		struct stat st;
+		if (stat(prog, &st) == 0)
+			err = S_ISDIR(st.st_mode) ? EACCES : access(prog, X_OK) == 0 ? 0 : errno;
+		else
+			err = errno;
+	} else {
+		char *path = cgt_find_in_path(prog);
+		if (path != NULL) {
+			err = 0;
+			free(path);
+		}
+	}
+	if (err == 0)
+		return 0;
+	fprintf(stderr, "cgtrace: cannot run '%s': %s\n", prog, strerror(err));
+	return err == ENOENT || err == ENOTDIR ? 127 : 126;
+}
+
+int cgt_record(const struct cgt_record_options *o)
+{
+	int status = check_program(o->argv[0]);
+
+	if (status != 0)
+		return status;
+	switch (o->backend) {
+	case CGT_BACKEND_PT:
+		if (!cgt_host_has_intel_pt()) {
+			fprintf(stderr,
+				"cgtrace: --backend=pt needs Intel Processor Trace, which this host does "
+				"not have\n(no intel_pt PMU in /sys/bus/event_source/devices); use "
+				"--backend=valgrind\n");
+			return 1;
+		}
+		fprintf(stderr, "cgtrace: the Intel PT recorder is not part of this build yet; use "
+				"--backend=valgrind\n");
+		return 1;
+	case CGT_BACKEND_AUTO:
+		if (!o->quiet)
+			fprintf(stderr, "cgtrace: recording with the valgrind backend (%s)\n",
+				cgt_host_has_intel_pt()
+					? "the Intel PT recorder is not part of this build yet"
+					: "this host has no Intel PT");
+		return vg_record(o);
+	case CGT_BACKEND_VALGRIND:
+	default:
+		return vg_record(o);
+	}
+}

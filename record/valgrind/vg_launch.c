@@ -1,0 +1,317 @@
+/*
+ * How cgtrace starts its Valgrind tool (see vg_record.c for why it is done
+ * this way), and cgtrace's role as Valgrind's launcher.
+ *
+ * Valgrind's core runs "the launcher" (the path in VALGRIND_LAUNCHER) to
+ * start every traced child process.  cgtrace is that launcher: for the
+ * recorded program it only adds VALGRIND_LAUNCHER and executes the tool;
+ * for a child process it first starts a trace writer of the child's own
+ * (a "sink" process), since the parent's pipe is not inherited.
+ */
+#include "vg_launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "vg_session.h"
+
+extern char **environ;
+
+#define OPT_FD "--cgtrace-fd="
+#define OPT_FREE_FD "--cgtrace-free-fd="
+#define OPT_SHM_FD "--cgtrace-shm-fd="
+#define OPT_PIPE "--cgtrace-pipe="
+#define OPT_OUT "--cgtrace-out="
+#define OPT_QUIET "--cgtrace-quiet="
+
+/* Is this valgrind a wrapper script that ends in `exec $0.bin "$@"`? */
+static int is_exec_bin_wrapper(const char *path)
+{
+	char buf[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 2)
+		return 0;
+	buf[n] = '\0';
+	return buf[0] == '#' && buf[1] == '!' && strstr(buf, "$0.bin") != NULL;
+}
+
+static char **env_with(char **env, const char *extra)
+{
+	size_t n = 0;
+	while (env[n] != NULL)
+		n++;
+	char **out = calloc(n + 2, sizeof(char *));
+	if (out == NULL)
+		return NULL;
+	memcpy(out, env, n * sizeof(char *));
+	out[n] = (char *)extra;
+	return out;
+}
+
+/*
+ * A shell sets "_" to the command it runs: "_=./cgtrace" here, where
+ * Cachegrind's program would see "_=/usr/bin/valgrind".  Give the program
+ * the latter, as its length moves the stack.
+ */
+static char **env_for_program(const char *self, const char *valgrind)
+{
+	char **env = env_with(environ, NULL);
+
+	for (size_t i = 0; env && env[i] != NULL && valgrind != NULL; i++) {
+		if (strncmp(env[i], "_=", 2) != 0)
+			continue;
+		char *underscore = realpath(env[i] + 2, NULL);
+		if (underscore != NULL && strcmp(underscore, self) == 0 &&
+		    asprintf(&env[i], "_=%s", valgrind) < 0)
+			env[i] = NULL;
+		free(underscore);
+	}
+	return env;
+}
+
+int vg_launch_prepare(struct vg_launch *l, const char *tool, const struct cgt_record_options *o,
+		      const char *out_tmpl, const struct vg_transport *t)
+{
+	char *self = vg_self_exe();
+	char *valgrind = cgt_find_in_path("valgrind");
+	size_t argc = 0, n = 0;
+	int rc = -1;
+
+	memset(l, 0, sizeof(*l));
+	if (self == NULL)
+		goto out;
+	while (o->argv[argc] != NULL)
+		argc++;
+	l->argv = calloc(argc + 16, sizeof(char *));
+	if (l->argv == NULL)
+		goto out;
+
+	if (valgrind != NULL && is_exec_bin_wrapper(valgrind)) {
+		char *tmp = getenv("TMPDIR");
+		char *link_vg, *link_bin;
+		if (asprintf(&l->tmpdir, "%s/cgtrace-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0 ||
+		    mkdtemp(l->tmpdir) == NULL) {
+			fprintf(stderr, "cgtrace: cannot create a temporary directory: %s\n",
+				strerror(errno));
+			free(l->tmpdir);
+			l->tmpdir = NULL;
+			goto out;
+		}
+		if (asprintf(&link_vg, "%s/valgrind", l->tmpdir) < 0 ||
+		    asprintf(&link_bin, "%s/valgrind.bin", l->tmpdir) < 0)
+			goto out;
+		if (symlink(valgrind, link_vg) < 0 || symlink(self, link_bin) < 0) {
+			fprintf(stderr, "cgtrace: %s: %s\n", l->tmpdir, strerror(errno));
+			free(link_vg);
+			free(link_bin);
+			goto out;
+		}
+		free(link_bin);
+		l->argv[n++] = link_vg;
+		l->envp = env_for_program(self, valgrind);
+	} else {
+		char *launcher;
+		l->argv[n++] = strdup(tool);
+		if (asprintf(&launcher, "VALGRIND_LAUNCHER=%s", self) < 0)
+			goto out;
+		char **env = env_for_program(self, valgrind);
+		l->envp = env ? env_with(env, launcher) : NULL;
+		free(env);
+	}
+	l->argv[n++] = strdup("--tool=cgtrace");
+	if (!o->verbose)
+		l->argv[n++] = strdup("-q");
+	l->argv[n++] = strdup(o->trace_children ? "--trace-children=yes" : "--trace-children=no");
+	if (vg_transport_tool_options(t, l->argv + n) < 0)
+		goto out;
+	n += 3;
+	if (asprintf(&l->argv[n++], OPT_PIPE "%llu", vg_transport_id(t)) < 0 ||
+	    asprintf(&l->argv[n++], OPT_OUT "%s", out_tmpl) < 0 ||
+	    asprintf(&l->argv[n++], OPT_QUIET "%s", o->quiet ? "yes" : "no") < 0)
+		goto out;
+	for (size_t i = 0; i < argc; i++)
+		l->argv[n++] = o->argv[i];
+	l->argv[n] = NULL;
+	rc = l->envp != NULL ? 0 : -1;
+out:
+	if (rc < 0 && l->tmpdir == NULL)
+		fprintf(stderr, "cgtrace: cannot prepare the Valgrind command line: %s\n",
+			strerror(errno ? errno : ENOMEM));
+	free(self);
+	free(valgrind);
+	return rc;
+}
+
+void vg_launch_cleanup(struct vg_launch *l)
+{
+	if (l->tmpdir != NULL) {
+		char *p;
+		if (asprintf(&p, "%s/valgrind", l->tmpdir) >= 0) {
+			unlink(p);
+			free(p);
+		}
+		if (asprintf(&p, "%s/valgrind.bin", l->tmpdir) >= 0) {
+			unlink(p);
+			free(p);
+		}
+		rmdir(l->tmpdir);
+		free(l->tmpdir);
+		l->tmpdir = NULL;
+	}
+	/* argv and envp are left to the process's end: the strings are shared
+	   with the caller's options and environment. */
+}
+
+/* ---- Launcher ---------------------------------------------------------- */
+
+/* The sink of a traced child process: writes its trace, then exits. */
+static void run_sink(struct vg_transport *t, const char *tmpl, long pid, char **client_argv,
+		     int quiet)
+{
+	struct vg_session s = { .out_fd = -1 };
+	const char *why;
+	int devnull = open("/dev/null", O_RDWR);
+
+	/* Hold none of the program's descriptors: a pipe it shares with
+	   others must close when it does. */
+	vg_transport_close_tool_ends(t);
+	dup2(t->ready[0], 3);
+	dup2(t->freed[1], 4);
+	t->ready[0] = 3;
+	t->freed[1] = 4;
+	if (devnull >= 0) {
+		dup2(devnull, 0);
+		dup2(devnull, 1);
+	}
+	close_range(5, ~0u, 0);
+	signal(SIGPIPE, SIG_IGN);
+
+	char *path = cgt_expand_output_name(tmpl, pid, &why);
+	s.path = path;
+	s.out_fd = path ? vg_open_output(path, &s.error) : -1;
+	if (s.out_fd < 0 || vg_header_init(&s.header, client_argv, pid) < 0) {
+		fprintf(stderr, "cgtrace: child %ld: %s\n", pid, path ? s.error.msg : why);
+		s.failed = 1;
+	}
+	vg_session_run(&s, t);
+
+	struct cgt_trace_end end = { 0 };
+	end.counts = s.stream.counts;
+	if (s.stream.fini_seen && s.stream.exit_called) {
+		end.kind = CGT_END_EXIT;
+		end.code = s.stream.exit_code;
+	} else {
+		/* Valgrind tells its tool no more: a fatal signal (or a stream cut short). */
+		end.kind = s.stream.fini_seen ? CGT_END_SIGNAL : CGT_END_LOST;
+	}
+	if (!s.stream.header_written) {
+		vg_session_finish(&s, NULL);
+		if (path != NULL && s.out_fd >= 0)
+			unlink(path);
+		_exit(1);
+	}
+	if (vg_session_finish(&s, &end) < 0)
+		fprintf(stderr, "cgtrace: child %ld: %s\n", pid, s.error.msg);
+	else if (!quiet)
+		vg_session_report(&s);
+	_exit(0);
+}
+
+/* Starts the sink, detached (it must not be a child of the program, which
+   might wait for all its children).  Fills t with the tool's ends. */
+static int start_sink(struct vg_transport *t, const char *tmpl, char **client_argv, int quiet)
+{
+	long pid = (long)getpid();
+
+	if (vg_transport_open(t) < 0)
+		return -1;
+	pid_t a = fork();
+	if (a < 0)
+		return -1;
+	if (a == 0) {
+		if (fork() == 0)
+			run_sink(t, tmpl, pid, client_argv, quiet);
+		_exit(0);
+	}
+	waitpid(a, NULL, 0);
+	return 0;
+}
+
+int vg_launcher(int argc, char **argv)
+{
+	const char *tmpl = NULL;
+	long fd = -1;
+	unsigned long long id = 0;
+	int quiet = 0, fd_arg = -1, free_arg = -1, shm_arg = -1, pipe_arg = -1, client = argc;
+
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] != '-') {
+			client = i;
+			break;
+		}
+		if (strncmp(argv[i], OPT_FD, strlen(OPT_FD)) == 0) {
+			fd = strtol(argv[i] + strlen(OPT_FD), NULL, 10);
+			fd_arg = i;
+		} else if (strncmp(argv[i], OPT_FREE_FD, strlen(OPT_FREE_FD)) == 0) {
+			free_arg = i;
+		} else if (strncmp(argv[i], OPT_SHM_FD, strlen(OPT_SHM_FD)) == 0) {
+			shm_arg = i;
+		} else if (strncmp(argv[i], OPT_PIPE, strlen(OPT_PIPE)) == 0) {
+			id = strtoull(argv[i] + strlen(OPT_PIPE), NULL, 10);
+			pipe_arg = i;
+		} else if (strncmp(argv[i], OPT_OUT, strlen(OPT_OUT)) == 0) {
+			tmpl = argv[i] + strlen(OPT_OUT);
+		} else if (strcmp(argv[i], OPT_QUIET "yes") == 0) {
+			quiet = 1;
+		}
+	}
+	char *self = vg_self_exe(), *tool = vg_tool_path(), *launcher = NULL;
+	if (self == NULL || tool == NULL || fd_arg < 0 || free_arg < 0 || shm_arg < 0 ||
+	    pipe_arg < 0 || tmpl == NULL || client >= argc) {
+		fprintf(stderr, "cgtrace: started as Valgrind's launcher with an unexpected command "
+				"line\n");
+		return 1;
+	}
+
+	/* The recorded program's own transport arrives open; a child process
+	   of it (started by Valgrind with --trace-children=yes) finds the
+	   descriptor closed or reused and needs a transport of its own. */
+	struct stat st;
+	int ours = fd >= 0 && fstat((int)fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
+		   (unsigned long long)st.st_ino == id;
+	if (!ours) {
+		struct vg_transport t;
+		if (start_sink(&t, tmpl, argv + client, quiet) < 0) {
+			fprintf(stderr, "cgtrace: cannot trace child %s: %s\n", argv[client],
+				strerror(errno));
+			return 1;
+		}
+		char *opts[3];
+		if (vg_transport_tool_options(&t, opts) < 0 ||
+		    asprintf(&argv[pipe_arg], OPT_PIPE "%llu", vg_transport_id(&t)) < 0)
+			return 1;
+		argv[fd_arg] = opts[0];
+		argv[free_arg] = opts[1];
+		argv[shm_arg] = opts[2];
+		vg_transport_pass_to_tool(&t);
+	}
+	if (asprintf(&launcher, "VALGRIND_LAUNCHER=%s", self) < 0)
+		return 1;
+	char **env = env_with(environ, launcher);
+	if (env == NULL)
+		return 1;
+	execve(tool, argv, env);
+	fprintf(stderr, "cgtrace: cannot start the Valgrind tool %s: %s\n", tool, strerror(errno));
+	return 1;
+}

@@ -1,0 +1,26 @@
+/*
+ * Starting the Valgrind tool with the environment Cachegrind would give the
+ * program, and cgtrace's role as Valgrind's launcher.  Internal to
+ * record/valgrind/.
+ */
+#ifndef CGTRACE_VG_LAUNCH_H
+#define CGTRACE_VG_LAUNCH_H
+
+#include "record.h"
+#include "vg_transport.h"
+
+struct vg_launch {
+	char **argv;		/* what the child executes */
+	char **envp;
+	char *tmpdir;		/* private directory with the wrapper symlinks */
+};
+
+/* Prepares argv/envp to record o->argv through the tool writing to t;
+   out_tmpl names the traces of child processes. */
+int vg_launch_prepare(struct vg_launch *l, const char *tool, const struct cgt_record_options *o,
+		      const char *out_tmpl, const struct vg_transport *t);
+void vg_launch_cleanup(struct vg_launch *l);
+
+int vg_launcher(int argc, char **argv);
+
+#endif

@@ -1,0 +1,84 @@
+/*
+ * How the cgtrace Valgrind tool hands its trace to cgtrace, which turns it
+ * into trace records (record/valgrind/vg_stream.c).  Private to the
+ * Valgrind backend: nothing outside record/valgrind/ reads it.
+ *
+ * Included both by the tool (built against Valgrind's headers, no libc)
+ * and by cgtrace, so it uses only preprocessor constants.
+ *
+ * Transport: a shared memory file (memfd) of CGT_RAW_BUFFERS buffers of
+ * CGT_RAW_BUFFER_SIZE bytes, and two pipes.  The tool fills the buffers in
+ * turn; when one is full it writes {u32 buffer index, u32 byte count} to
+ * the ready pipe and moves on to the next, first waiting on the free pipe
+ * (which carries the u32 index of each buffer cgtrace has finished with)
+ * if all buffers are in flight.  A buffer holds whole items only.  The
+ * ready pipe's end of file ends the stream.
+ *
+ * All integers are little-endian and unaligned.  The stream starts with
+ * the 8 bytes CGT_RAW_MAGIC, then a sequence of items.  Each item starts
+ * with a u32:
+ *
+ *   value < CGT_RAW_CONTROL   one execution of the block with that id:
+ *                             its dynamic slots follow, in the order of the
+ *                             block's ops, up to and including the first
+ *                             exit whose guard byte is 1 (or all of them).
+ *   CGT_RAW_THREAD            u32 tid: the following executions belong to
+ *                             Valgrind thread tid.
+ *   CGT_RAW_UNMAP             u64 start, u64 length.
+ *   CGT_RAW_HELLO, _BLOCK,    u32 payload length, then the payload
+ *   _MAP, _FINI               (layouts below).
+ *
+ * Dynamic slots per op kind:
+ *   INSN                      none
+ *   READ, WRITE, MODIFY       u64 address
+ *   READ_GUARDED,             u8 guard, u64 address (the address is
+ *   WRITE_GUARDED             written even when the guard is 0)
+ *   EXIT, COND, COND_INV      u8 guard (1: the exit was taken)
+ *   INDIRECT                  u64 target
+ *
+ * HELLO payload: u32 protocol version, u32 largest guest register size
+ *   (bytes), u32 Valgrind's VEX guest max instructions, then the
+ *   Valgrind version string (rest of payload).
+ * BLOCK payload: u32 id, u32 n_insns, u32 n_ops,
+ *   n_insns x { u64 address, u8 length },
+ *   n_ops   x { u8 kind, u8 reserved, u16 insn index, u32 size }.
+ * MAP payload: u64 start, u64 length, u64 file offset, u32 prot
+ *   (1 read, 2 write, 4 exec), then the path (rest of payload).
+ * FINI payload: u32 1 if the program called exit or exit_group, else 0
+ *   (it was killed by a signal); i32 the code it passed.
+ */
+#ifndef CGTRACE_VG_PROTOCOL_H
+#define CGTRACE_VG_PROTOCOL_H
+
+#define CGT_RAW_MAGIC       "CGTRAW\0\1"
+#define CGT_RAW_MAGIC_LEN   8
+#define CGT_RAW_VERSION     1
+
+#define CGT_RAW_CONTROL     0xFFFFFF00u
+#define CGT_RAW_THREAD      0xFFFFFF01u
+#define CGT_RAW_HELLO       0xFFFFFF02u
+#define CGT_RAW_BLOCK       0xFFFFFF03u
+#define CGT_RAW_MAP         0xFFFFFF04u
+#define CGT_RAW_UNMAP       0xFFFFFF05u
+#define CGT_RAW_FINI        0xFFFFFF06u
+
+/* Op kinds; the same numbering is used in the trace file (TRACE-FORMAT.md). */
+#define CGT_RAW_OP_INSN           0
+#define CGT_RAW_OP_READ           1
+#define CGT_RAW_OP_WRITE          2
+#define CGT_RAW_OP_MODIFY         3
+#define CGT_RAW_OP_READ_GUARDED   4
+#define CGT_RAW_OP_WRITE_GUARDED  5
+#define CGT_RAW_OP_EXIT           6   /* side exit that is not a branch */
+#define CGT_RAW_OP_COND           7   /* conditional branch: taken = guard */
+#define CGT_RAW_OP_COND_INV       8   /* conditional branch: taken = !guard */
+#define CGT_RAW_OP_INDIRECT       9   /* indirect jump or call at block end */
+
+/* Upper bound of one block's definition and of one execution record;
+   the tool keeps this much slack in its buffer. */
+#define CGT_RAW_MAX_ITEM    (256 * 1024)
+
+#define CGT_RAW_BUFFERS     4
+#define CGT_RAW_BUFFER_SIZE (8 * 1024 * 1024)
+
+#endif

@@ -1,0 +1,260 @@
+/*
+ * `cgtrace record` with the Valgrind backend.
+ *
+ * The program runs under cgtrace's Valgrind tool, started the way the
+ * `valgrind` command starts Cachegrind, so the program sees the same
+ * environment (and so the same stack addresses and counts):
+ *
+ *  - Debian's /usr/bin/valgrind is a shell wrapper that exports a few
+ *    variables and then runs "$0.bin".  We run that very wrapper through a
+ *    symlink in a private directory whose "valgrind.bin" is cgtrace itself;
+ *    cgtrace, as Valgrind's launcher (vg_launch.c), then starts our tool.
+ *    Where valgrind is no wrapper, cgtrace acts as the launcher directly.
+ *  - The launcher gives the core VALGRIND_LAUNCHER, which the core hides
+ *    from the program, and never VALGRIND_LIB, which it would not.
+ *
+ * The tool writes its stream to a pipe; this process converts it into
+ * trace records (vg_stream.c) while a writer thread compresses them.
+ */
+#include "vg_record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "vg_launch.h"
+#include "vg_session.h"
+#include "vg_transport.h"
+
+/* Valgrind's core looks for its files where its package put them, or in
+   $VALGRIND_LIB. */
+#define VALGRIND_LIBDIR "/usr/libexec/valgrind"
+#define VALGRIND_PRELOAD "vgpreload_core-amd64-linux.so"
+
+static int check_valgrind(const char *tool)
+{
+	const char *libdir = getenv("VALGRIND_LIB");
+	char preload[4096];
+
+	snprintf(preload, sizeof(preload), "%s/%s", libdir ? libdir : VALGRIND_LIBDIR,
+		 VALGRIND_PRELOAD);
+	if (access(preload, R_OK) != 0) {
+		fprintf(stderr,
+			"cgtrace: Valgrind is not installed (%s is missing).\n"
+			"cgtrace: install it with 'sudo apt-get install valgrind' (or run "
+			"scripts/install-deps.sh), or use --backend=pt on an Intel host\n",
+			preload);
+		return -1;
+	}
+	if (tool == NULL || access(tool, X_OK) != 0) {
+		fprintf(stderr,
+			"cgtrace: the Valgrind tool %s is missing: it is built by 'make' from "
+			"record/valgrind/ and needs Valgrind's tool headers and libraries "
+			"('sudo apt-get install valgrind', or scripts/install-deps.sh)\n",
+			tool ? tool : "lib/cgtrace/cgtrace-amd64-linux");
+		return -1;
+	}
+	return 0;
+}
+
+static int exit_status_of(int wstatus)
+{
+	if (WIFEXITED(wstatus))
+		return WEXITSTATUS(wstatus);
+	if (WIFSIGNALED(wstatus))
+		return 128 + WTERMSIG(wstatus);
+	return 1;
+}
+
+static pid_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
+/* While the program runs, cgtrace must outlive it to finish the trace:
+   terminal signals reach the program directly (same process group), and
+   termination requests sent to cgtrace alone are passed on. */
+static void shield_signals(int on)
+{
+	struct sigaction fwd = { .sa_handler = forward_signal };
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+
+	sigemptyset(&fwd.sa_mask);
+	sigaction(SIGINT, on ? &ign : &dfl, NULL);
+	sigaction(SIGQUIT, on ? &ign : &dfl, NULL);
+	sigaction(SIGTERM, on ? &fwd : &dfl, NULL);
+	sigaction(SIGHUP, on ? &fwd : &dfl, NULL);
+	/* Handing a buffer back to a tool that has exited must fail quietly. */
+	sigaction(SIGPIPE, on ? &ign : &dfl, NULL);
+}
+
+static void end_from_status(struct cgt_trace_end *end, const struct vg_session *s, int wstatus)
+{
+	memset(end, 0, sizeof(*end));
+	end->counts = s->stream.counts;
+	if (WIFSIGNALED(wstatus)) {
+		end->kind = CGT_END_SIGNAL;
+		end->code = WTERMSIG(wstatus);
+	} else {
+		end->kind = CGT_END_EXIT;
+		end->code = WEXITSTATUS(wstatus);
+	}
+}
+
+/* The child: waits until the parent has opened the output, then starts
+   Valgrind.  Never returns. */
+static void run_child(int go_fd, int go_w, struct vg_transport *t, char **vg_argv, char **envp)
+{
+	char go;
+
+	close(go_w);	/* else the read below never sees the parent give up */
+	if (read(go_fd, &go, 1) != 1)
+		_exit(127);	/* the parent gave up: nothing may run */
+	close(go_fd);
+	vg_transport_pass_to_tool(t);	/* the only descriptors the tool inherits */
+	execve(vg_argv[0], vg_argv, envp);
+	fprintf(stderr, "cgtrace: cannot start Valgrind (%s): %s\n", vg_argv[0], strerror(errno));
+	_exit(127);
+}
+
+int vg_record(const struct cgt_record_options *o)
+{
+	const char *tmpl = o->output ? o->output : CGT_DEFAULT_TRACE_NAME;
+	struct vg_session s = { .out_fd = -1 };
+	struct vg_launch launch = { 0 };
+	struct vg_transport tr = { .shm_fd = -1, .ready = { -1, -1 }, .freed = { -1, -1 } };
+	int go[2] = { -1, -1 };
+	int status = 1;
+	char *tool = NULL, *out_path = NULL, *abs_tmpl = NULL;
+	const char *why;
+
+	tool = vg_tool_path();
+	if (check_valgrind(tool) < 0)
+		goto out;
+	if (o->trace_children && strstr(tmpl, "%p") == NULL) {
+		fprintf(stderr, "cgtrace: with --trace-children=yes the output name needs %%p, so that "
+				"each process gets a trace of its own (e.g. -o trace.%%p.zst)\n");
+		goto out;
+	}
+	/* Refuse a bad template before anything runs. */
+	char *probe = cgt_expand_output_name(tmpl, 1, &why);
+	if (probe == NULL) {
+		fprintf(stderr, "cgtrace: bad output name '%s': %s\n", tmpl, why);
+		goto out;
+	}
+	free(probe);
+	if (tmpl[0] == '/') {
+		abs_tmpl = strdup(tmpl);
+	} else {
+		char *cwd = getcwd(NULL, 0);
+		if (cwd == NULL || asprintf(&abs_tmpl, "%s/%s", cwd, tmpl) < 0)
+			abs_tmpl = NULL;
+		free(cwd);
+	}
+	if (abs_tmpl == NULL || vg_transport_open(&tr) < 0 || pipe2(go, O_CLOEXEC) < 0) {
+		fprintf(stderr, "cgtrace: %s\n", strerror(errno));
+		goto out;
+	}
+	if (vg_launch_prepare(&launch, tool, o, abs_tmpl, &tr) < 0)
+		goto out;
+	if (o->trace_children)
+		prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+	child_pid = fork();
+	if (child_pid < 0) {
+		fprintf(stderr, "cgtrace: fork: %s\n", strerror(errno));
+		goto out;
+	}
+	if (child_pid == 0)
+		run_child(go[0], go[1], &tr, launch.argv, launch.envp);
+	close(go[0]);
+	go[0] = -1;
+	vg_transport_close_tool_ends(&tr);
+
+	/* The name may contain the program's pid, which is the child's. */
+	out_path = cgt_expand_output_name(tmpl, child_pid, &why);
+	s.path = out_path;
+	s.out_fd = out_path ? vg_open_output(out_path, &s.error) : -1;
+	if (s.out_fd < 0 || vg_header_init(&s.header, o->argv, child_pid) < 0) {
+		fprintf(stderr, "cgtrace: %s\n", s.out_fd < 0 ? s.error.msg : strerror(ENOMEM));
+		close(go[1]);	/* the child exits without running anything */
+		go[1] = -1;
+		waitpid(child_pid, NULL, 0);
+		if (s.out_fd >= 0) {
+			close(s.out_fd);
+			unlink(out_path);
+		}
+		cgt_header_free(&s.header);
+		goto out;
+	}
+
+	shield_signals(1);
+	if (write(go[1], "g", 1) != 1)
+		kill(child_pid, SIGKILL);
+	close(go[1]);
+	go[1] = -1;
+	vg_session_run(&s, &tr);
+	int wstatus = 0;
+	while (waitpid(child_pid, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	shield_signals(0);
+	vg_launch_cleanup(&launch);
+	status = exit_status_of(wstatus);
+
+	if (!s.stream.header_written && !s.failed) {
+		/* Valgrind stopped before our tool started: it said why. */
+		vg_session_finish(&s, NULL);
+		unlink(out_path);
+		fprintf(stderr, "cgtrace: Valgrind did not start the program (exit status %d); no "
+				"trace written\n",
+			status);
+		if (status == 0)
+			status = 1;
+		goto wait_children;
+	}
+	struct cgt_trace_end end;
+	end_from_status(&end, &s, wstatus);
+	if (vg_session_finish(&s, &end) < 0) {
+		fprintf(stderr, "cgtrace: %s\n", s.error.msg);
+		if (status == 0)
+			status = 1;
+	} else {
+		if (s.stream.truncated)
+			fprintf(stderr, "cgtrace: the program's stream ended early (killed by signal "
+					"%d?); the trace holds what arrived\n",
+				WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
+		if (!o->quiet)
+			vg_session_report(&s);
+	}
+
+wait_children:
+	if (o->trace_children)	/* traces of child processes still being written */
+		while (wait(NULL) > 0 || errno == EINTR)
+			;
+out:
+	vg_launch_cleanup(&launch);
+	vg_transport_close(&tr);
+	for (int i = 0; i < 2; i++)
+		if (go[i] >= 0)
+			close(go[i]);
+	free(tool);
+	free(out_path);
+	free(abs_tmpl);
+	return status;
+}
+
+int cgt_record_launcher(int argc, char **argv)
+{
+	return vg_launcher(argc, argv);
+}

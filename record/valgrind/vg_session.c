@@ -1,0 +1,162 @@
+/*
+ * A recording session: pipe -> converter -> trace writer -> file.
+ */
+#include "vg_session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record.h"
+
+#define TOOL_NAME "cgtrace-amd64-linux"
+
+char *vg_self_exe(void)
+{
+	return realpath("/proc/self/exe", NULL);
+}
+
+char *vg_tool_path(void)
+{
+	char *exe = vg_self_exe(), *path = NULL;
+
+	if (exe == NULL)
+		return NULL;
+	char *slash = strrchr(exe, '/');
+	*slash = '\0';
+	if (asprintf(&path, "%s/lib/cgtrace/%s", exe, TOOL_NAME) < 0)
+		path = NULL;
+	free(exe);
+	return path;
+}
+
+int vg_header_init(struct cgt_trace_header *h, char *const *argv, long pid)
+{
+	struct timespec now;
+	char cwd[PATH_MAX];
+
+	memset(h, 0, sizeof(*h));
+	h->backend = strdup("valgrind");
+	while (argv[h->argc] != NULL)
+		h->argc++;
+	h->argv = calloc(h->argc + 1, sizeof(char *));
+	if (h->backend == NULL || h->argv == NULL)
+		return -1;
+	for (uint32_t i = 0; i < h->argc; i++)
+		if ((h->argv[i] = strdup(argv[i])) == NULL)
+			return -1;
+	h->cwd = strdup(getcwd(cwd, sizeof(cwd)) ? cwd : "");
+	h->pid = (uint64_t)pid;
+	clock_gettime(CLOCK_REALTIME, &now);
+	h->start_time_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	cgt_host_describe(h);
+	return h->cwd && h->cpu_vendor && h->cpu_name ? 0 : -1;
+}
+
+int vg_open_output(const char *path, struct cgt_error *e)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			cgt_fail(e, cgt_err_io, "cannot write the trace to '%s': it is a directory", path);
+			return -1;
+		}
+		if (S_ISREG(st.st_mode) && st.st_size > 0 && cgt_file_is_trace(path) != 1) {
+			cgt_fail(e, cgt_err_io,
+				 "refusing to overwrite '%s': it is not a cgtrace trace (remove it or "
+				 "choose another -o)",
+				 path);
+			return -1;
+		}
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		cgt_fail(e, cgt_err_io, "cannot write the trace to '%s': %s", path, strerror(errno));
+	return fd;
+}
+
+/* Hands every buffer straight back until the tool is done. */
+static void drain(const struct vg_transport *t)
+{
+	uint32_t msg[2];
+	ssize_t n;
+
+	while ((n = read(t->ready[0], msg, sizeof(msg))) != 0) {
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n == (ssize_t)sizeof(msg) && write(t->freed[1], &msg[0], sizeof(msg[0])) < 0)
+			break;
+	}
+}
+
+void vg_session_run(struct vg_session *s, const struct vg_transport *t)
+{
+	if (s->failed || cgt_writer_open(&s->writer, s->out_fd, s->path, &s->error) < 0) {
+		s->failed = 1;
+		drain(t);
+		return;
+	}
+	if (vg_stream_convert(t, s->writer, &s->header, &s->stream, &s->error) < 0) {
+		s->failed = 1;
+		drain(t);
+	}
+}
+
+int vg_session_finish(struct vg_session *s, const struct cgt_trace_end *end)
+{
+	struct cgt_buf b = { 0 };
+	int rc = 0;
+
+	if (s->writer != NULL) {
+		if (!s->failed && s->stream.header_written) {
+			rc = cgt_end_encode(&b, end);
+			if (rc == 0)
+				rc = cgt_writer_put(s->writer, CGT_REC_END, b.data, b.len, &s->error);
+		}
+		if (cgt_writer_close(s->writer, rc < 0 || s->failed ? NULL : &s->error) < 0)
+			rc = -1;
+		s->writer = NULL;
+	}
+	if (s->out_fd >= 0 && close(s->out_fd) < 0 && rc == 0)
+		rc = cgt_fail(&s->error, cgt_err_io, "%s: %s", s->path, strerror(errno));
+	s->out_fd = -1;
+	cgt_buf_free(&b);
+	cgt_header_free(&s->header);
+	if (rc < 0)
+		s->failed = 1;
+	return s->failed ? -1 : 0;
+}
+
+/* 1234567 -> "1,234,567" */
+static const char *grouped(uint64_t v, char *buf, size_t n)
+{
+	char digits[32];
+	int len = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
+	size_t o = 0;
+
+	for (int i = 0; i < len && o + 2 < n; i++) {
+		if (i > 0 && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+void vg_session_report(const struct vg_session *s)
+{
+	struct stat st;
+	char n[40];
+	uint64_t insns = s->stream.counts.insns;
+	double bytes = stat(s->path, &st) == 0 ? (double)st.st_size : 0;
+
+	fprintf(stderr, "cgtrace: recorded %s instructions into %s (%.1f MB, %.3f bytes per instruction)\n",
+		grouped(insns, n, sizeof(n)), s->path, bytes / 1e6, insns ? bytes / (double)insns : 0.0);
+}

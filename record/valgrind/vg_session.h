@@ -1,0 +1,50 @@
+/*
+ * One recording session of the Valgrind backend: a pipe from the tool, an
+ * output file, the trace writer.  Used for the recorded program itself and,
+ * with --trace-children=yes, for each child process.  Internal to
+ * record/valgrind/.
+ */
+#ifndef CGTRACE_VG_SESSION_H
+#define CGTRACE_VG_SESSION_H
+
+#include <sys/types.h>
+
+#include "trace.h"
+#include "vg_stream.h"
+
+/* Absolute path of the running cgtrace executable. */
+char *vg_self_exe(void);
+/* Path of the Valgrind tool binary installed beside cgtrace. */
+char *vg_tool_path(void);
+
+/* Command line, working directory, time and host; pid of the program. */
+int vg_header_init(struct cgt_trace_header *h, char *const *argv, long pid);
+
+/*
+ * Opens path for writing a trace.  Refuses (with a message) a path that
+ * holds something other than a cgtrace trace, so a mistyped -o never
+ * destroys a user's file.  Returns the fd or -1.
+ */
+int vg_open_output(const char *path, struct cgt_error *e);
+
+struct vg_session {
+	const char *path;
+	int out_fd;
+	struct cgt_writer *writer;
+	struct cgt_trace_header header;
+	struct vg_stream_result stream;
+	struct cgt_error error;
+	int failed;		/* error holds what went wrong */
+};
+
+/* Converts the tool's stream until it ends.  On failure the stream is
+   still drained, so the program never blocks on it. */
+void vg_session_run(struct vg_session *s, const struct vg_transport *t);
+
+/* Writes the END record, closes the file.  Returns 0 or -1 (error set). */
+int vg_session_finish(struct vg_session *s, const struct cgt_trace_end *end);
+
+/* Prints "cgtrace: recorded N instructions into FILE (...)". */
+void vg_session_report(const struct vg_session *s);
+
+#endif

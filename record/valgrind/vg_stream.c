@@ -1,0 +1,446 @@
+/*
+ * Turns the Valgrind tool's stream (vg_protocol.h) into trace records:
+ * HEADER once the tool has said hello, BLOCKS for its block descriptions,
+ * EVENTS for runs of one thread's executions, MODULE and UNMAP for the
+ * mappings, in the order the tool produced them.
+ */
+#include "vg_stream.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vg_protocol.h"
+
+_Static_assert(CGT_RAW_OP_INSN == CGT_OP_INSN && CGT_RAW_OP_READ == CGT_OP_READ &&
+		       CGT_RAW_OP_WRITE == CGT_OP_WRITE && CGT_RAW_OP_MODIFY == CGT_OP_MODIFY &&
+		       CGT_RAW_OP_READ_GUARDED == CGT_OP_READ_GUARDED &&
+		       CGT_RAW_OP_WRITE_GUARDED == CGT_OP_WRITE_GUARDED &&
+		       CGT_RAW_OP_EXIT == CGT_OP_EXIT && CGT_RAW_OP_COND == CGT_OP_COND &&
+		       CGT_RAW_OP_COND_INV == CGT_OP_COND_INV &&
+		       CGT_RAW_OP_INDIRECT == CGT_OP_INDIRECT,
+	       "the tool's op kinds are the trace's op kinds");
+
+/* An EVENTS or BLOCKS record is written once it holds this much. */
+#define RECORD_TARGET (256 * 1024)
+
+/* How one execution of a block is laid out in the tool's buffer: a slot
+   per op that is not an instruction fetch. */
+enum slot_type { SLOT_VALUE, SLOT_GUARDED, SLOT_EXIT };
+
+struct raw_layout {
+	uint32_t n_slots;
+	uint32_t max_bytes;	/* of an execution that runs to the end */
+	uint8_t *type;
+	uint32_t *op;
+};
+
+struct converter {
+	const struct vg_transport *t;
+	const uint8_t *p, *end;	/* the buffer being parsed */
+	const uint8_t *buf_start;
+	uint64_t buf_offset;	/* raw stream offset of buf_start */
+
+	struct cgt_writer *w;
+	struct cgt_trace_header *header;
+	struct cgt_block_table blocks;
+	struct raw_layout *layouts;	/* by block id */
+	uint32_t n_layouts;
+	uint32_t map_epoch;
+	uint64_t *values;
+	uint32_t values_cap;
+
+	struct cgt_buf pending;	/* payload of the record being built */
+	unsigned pending_type;	/* 0, CGT_REC_EVENTS or CGT_REC_BLOCKS */
+	uint32_t tid;
+	uint64_t threads_seen[4];	/* bit per tid below 256 */
+
+	struct vg_stream_result *res;
+	struct cgt_error *e;
+};
+
+static uint32_t le32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);	/* x86-64 is little-endian */
+	return v;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static int bad_item(struct converter *c, const char *what)
+{
+	return cgt_fail(c->e, cgt_err_corrupt,
+			"internal error: the Valgrind tool sent %s at raw stream offset %llu", what,
+			(unsigned long long)(c->buf_offset + (uint64_t)(c->p - c->buf_start)));
+}
+
+static int nomem(struct converter *c)
+{
+	return cgt_fail(c->e, cgt_err_nomem, "out of memory");
+}
+
+static int flush_pending(struct converter *c)
+{
+	if (c->pending_type == 0)
+		return 0;
+	int rc = cgt_writer_put(c->w, c->pending_type, c->pending.data, c->pending.len, c->e);
+	c->pending.len = 0;
+	c->pending_type = 0;
+	return rc;
+}
+
+static int put_record(struct converter *c, unsigned type, struct cgt_buf *payload)
+{
+	int rc = flush_pending(c);
+	return rc < 0 ? rc : cgt_writer_put(c->w, type, payload->data, payload->len, c->e);
+}
+
+static int begin_pending(struct converter *c, unsigned type)
+{
+	if (c->pending_type == type && c->pending.len < RECORD_TARGET)
+		return 0;
+	int rc = flush_pending(c);
+	if (rc < 0)
+		return rc;
+	c->pending_type = type;
+	if (type == CGT_REC_EVENTS && cgt_events_begin(&c->pending, c->tid) < 0)
+		return nomem(c);
+	return 0;
+}
+
+static int on_hello(struct converter *c, const uint8_t *p, uint32_t len)
+{
+	if (len < 12 || le32(p) != CGT_RAW_VERSION)
+		return bad_item(c, "a hello of another protocol version");
+	c->header->max_access_size = le32(p + 4);
+	free(c->header->recorder);
+	if (asprintf(&c->header->recorder, "valgrind-%.*s", (int)(len - 12), (const char *)p + 12) < 0)
+		return nomem(c);
+	struct cgt_buf b = { 0 };
+	int rc = cgt_header_encode(&b, c->header);
+	if (rc == 0)
+		rc = put_record(c, CGT_REC_HEADER, &b);
+	cgt_buf_free(&b);
+	c->res->header_written = rc == 0;
+	return rc;
+}
+
+static int add_layout(struct converter *c, const struct cgt_block *blk)
+{
+	struct raw_layout *l;
+
+	if ((blk->id & (blk->id - 1)) == 0) {	/* grow at powers of two */
+		size_t cap = blk->id ? 2 * (size_t)blk->id : 1;
+		l = realloc(c->layouts, cap * sizeof(*l));
+		if (l == NULL)
+			return nomem(c);
+		c->layouts = l;
+	}
+	l = &c->layouts[blk->id];
+	memset(l, 0, sizeof(*l));
+	c->n_layouts = blk->id + 1;
+	l->type = malloc(blk->n_ops + 1);
+	l->op = malloc((blk->n_ops + 1) * sizeof(*l->op));
+	if (l->type == NULL || l->op == NULL)
+		return nomem(c);
+	for (uint32_t k = 0; k < blk->n_ops; k++) {
+		unsigned kind = blk->ops[k].kind;
+		if (kind == CGT_OP_INSN)
+			continue;
+		uint8_t type = cgt_op_is_exit(kind) ? SLOT_EXIT
+			       : (kind == CGT_OP_READ_GUARDED || kind == CGT_OP_WRITE_GUARDED)
+				       ? SLOT_GUARDED
+				       : SLOT_VALUE;
+		l->type[l->n_slots] = type;
+		l->op[l->n_slots++] = k;
+		l->max_bytes += type == SLOT_EXIT ? 1 : type == SLOT_GUARDED ? 9 : 8;
+	}
+	return 0;
+}
+
+static int on_block(struct converter *c, const uint8_t *p, uint32_t len)
+{
+	if (len < 12)
+		return bad_item(c, "a short block description");
+	uint32_t id = le32(p), n_insns = le32(p + 4), n_ops = le32(p + 8);
+	if (id != c->blocks.n || n_insns > 4096 || n_ops > 65536 ||
+	    len != 12 + (uint64_t)n_insns * 9 + (uint64_t)n_ops * 8)
+		return bad_item(c, "a malformed block description");
+
+	struct cgt_insn *insns = malloc((n_insns + 1) * sizeof(*insns));
+	struct cgt_op *ops = malloc((n_ops + 1) * sizeof(*ops));
+	int rc = 0;
+	if (insns == NULL || ops == NULL) {
+		rc = nomem(c);
+		goto out;
+	}
+	const uint8_t *q = p + 12;
+	for (uint32_t i = 0; i < n_insns; i++, q += 9) {
+		insns[i].addr = le64(q);
+		insns[i].len = q[8];
+	}
+	for (uint32_t k = 0; k < n_ops; k++, q += 8) {
+		ops[k].kind = q[0];
+		ops[k].reserved = 0;
+		ops[k].insn = (uint16_t)(q[2] | q[3] << 8);
+		ops[k].size = le32(q + 4);
+	}
+	const char *why;
+	rc = cgt_block_table_add(&c->blocks, insns, n_insns, ops, n_ops, c->map_epoch, &why);
+	if (rc == -cgt_err_nomem) {
+		rc = nomem(c);
+		goto out;
+	}
+	if (rc < 0) {
+		rc = bad_item(c, why);
+		goto out;
+	}
+	rc = add_layout(c, c->blocks.blocks[id]);
+	if (rc == 0 && n_ops > c->values_cap) {
+		uint64_t *v = realloc(c->values, n_ops * sizeof(*v));
+		if (v == NULL)
+			rc = nomem(c);
+		c->values = v ? v : c->values;
+		c->values_cap = v ? n_ops : c->values_cap;
+	}
+	if (rc == 0)
+		rc = begin_pending(c, CGT_REC_BLOCKS);
+	if (rc == 0 && cgt_blocks_encode(&c->pending, c->blocks.blocks[id]) < 0)
+		rc = nomem(c);
+	c->res->counts.blocks = c->blocks.n;
+out:
+	free(insns);
+	free(ops);
+	return rc;
+}
+
+static int on_map(struct converter *c, const uint8_t *p, uint32_t len)
+{
+	if (len < 28 || len > 28 + 4096)
+		return bad_item(c, "a malformed mapping");
+	struct cgt_module m = { 0 };
+	m.start = le64(p);
+	m.size = le64(p + 8);
+	m.file_offset = le64(p + 16);
+	m.prot = le32(p + 24) & 7;
+	m.path = strndup((const char *)p + 28, len - 28);
+	if (m.path == NULL)
+		return nomem(c);
+	cgt_module_identify(&m);
+	struct cgt_buf b = { 0 };
+	int rc = cgt_module_encode(&b, &m);
+	if (rc == 0)
+		rc = put_record(c, CGT_REC_MODULE, &b);
+	cgt_buf_free(&b);
+	free(m.path);
+	c->map_epoch++;
+	return rc;
+}
+
+static int on_unmap(struct converter *c, const uint8_t *p)
+{
+	struct cgt_buf b = { 0 };
+	int rc = cgt_unmap_encode(&b, le64(p), le64(p + 8));
+	if (rc == 0)
+		rc = put_record(c, CGT_REC_UNMAP, &b);
+	cgt_buf_free(&b);
+	c->map_epoch++;
+	return rc;
+}
+
+static int on_thread(struct converter *c, uint32_t tid)
+{
+	if (tid < 256) {
+		uint64_t bit = 1ull << (tid & 63);
+		if (!(c->threads_seen[tid >> 6] & bit))
+			c->res->counts.threads++;
+		c->threads_seen[tid >> 6] |= bit;
+	}
+	if (tid == c->tid)
+		return 0;
+	c->tid = tid;
+	return flush_pending(c);	/* an EVENTS record holds one thread */
+}
+
+/* One execution: the block id is read; its slots follow. */
+static int on_exec(struct converter *c, uint32_t id)
+{
+	if (id >= c->blocks.n)
+		return bad_item(c, "an execution of an undefined block");
+	struct cgt_block *blk = c->blocks.blocks[id];
+	const struct raw_layout *l = &c->layouts[id];
+	const uint8_t *p = c->p;
+	uint64_t *values = c->values;
+	uint32_t exit_ord = 0, exits = 0;
+	int checked = (size_t)(c->end - p) < l->max_bytes;
+
+	for (uint32_t s = 0; s < l->n_slots; s++) {
+		if (checked) {
+			size_t need = l->type[s] == SLOT_EXIT ? 1 : l->type[s] == SLOT_GUARDED ? 9 : 8;
+			if ((size_t)(c->end - p) < need)
+				return bad_item(c, "a truncated execution record");
+		}
+		uint32_t k = l->op[s];
+		switch (l->type[s]) {
+		case SLOT_VALUE:
+			values[k] = le64(p);
+			p += 8;
+			break;
+		case SLOT_GUARDED:
+			values[k] = p[0] ? le64(p + 1) : CGT_NO_ACCESS;
+			p += 9;
+			break;
+		default:
+			exits++;
+			if (*p++) {
+				exit_ord = exits;
+				goto done;
+			}
+			break;
+		}
+	}
+done:
+	c->p = p;
+	int rc = begin_pending(c, CGT_REC_EVENTS);
+	if (rc < 0)
+		return rc;
+	if (cgt_events_encode(&c->pending, blk, exit_ord, values) < 0)
+		return nomem(c);
+	struct cgt_exec x = { blk, exit_ord ? blk->exit_ops[exit_ord - 1] + 1 : blk->n_ops, exit_ord,
+			      c->tid, values };
+	cgt_counts_add_exec(&c->res->counts, &x);
+	return 0;
+}
+
+/* Parses one buffer of whole items. */
+static int parse_buffer(struct converter *c)
+{
+	int rc = 0;
+
+	while (c->p < c->end && rc == 0) {
+		size_t avail = (size_t)(c->end - c->p);
+		if (avail < 4)
+			return bad_item(c, "a truncated item");
+		uint32_t code = le32(c->p);
+		if (code < CGT_RAW_CONTROL) {
+			if (!c->res->header_written)
+				return bad_item(c, "an execution before its hello");
+			c->p += 4;
+			rc = on_exec(c, code);
+		} else if (code == CGT_RAW_THREAD || code == CGT_RAW_UNMAP) {
+			size_t n = code == CGT_RAW_THREAD ? 8 : 20;
+			if (avail < n)
+				return bad_item(c, "a truncated item");
+			rc = code == CGT_RAW_THREAD ? on_thread(c, le32(c->p + 4)) : on_unmap(c, c->p + 4);
+			c->p += n;
+		} else {
+			uint32_t len = avail >= 8 ? le32(c->p + 4) : 0;
+			if (avail < 8 || len > avail - 8)
+				return bad_item(c, "a truncated item");
+			const uint8_t *payload = c->p + 8;
+			switch (code) {
+			case CGT_RAW_HELLO: rc = on_hello(c, payload, len); break;
+			case CGT_RAW_BLOCK: rc = on_block(c, payload, len); break;
+			case CGT_RAW_MAP: rc = on_map(c, payload, len); break;
+			case CGT_RAW_FINI:
+				if (len != 8)
+					return bad_item(c, "a malformed fini");
+				c->res->fini_seen = 1;
+				c->res->exit_called = le32(payload) != 0;
+				c->res->exit_code = (int32_t)le32(payload + 4);
+				break;
+			default: return bad_item(c, "an unknown item");
+			}
+			c->p += 8 + (size_t)len;
+		}
+	}
+	return rc;
+}
+
+static int read_full(int fd, void *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, (char *)buf + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -1 : (int)got;
+		got += (size_t)r;
+	}
+	return (int)got;
+}
+
+static int convert(struct converter *c)
+{
+	for (int first = 1;; first = 0) {
+		uint32_t msg[2];
+		int n = read_full(c->t->ready[0], msg, sizeof(msg));
+		if (n < 0)
+			return cgt_fail(c->e, cgt_err_io, "reading from the Valgrind tool: %s",
+					strerror(errno));
+		if (n == 0) {
+			if (first)
+				return cgt_fail(c->e, cgt_err_io, "the Valgrind tool did not start");
+			c->res->truncated = !c->res->fini_seen;
+			return 0;
+		}
+		if (n != (int)sizeof(msg) || msg[0] >= CGT_RAW_BUFFERS || msg[1] > CGT_RAW_BUFFER_SIZE)
+			return cgt_fail(c->e, cgt_err_corrupt,
+					"internal error: the Valgrind tool sent a bad buffer notice");
+		c->buf_start = c->t->buffers + (size_t)msg[0] * CGT_RAW_BUFFER_SIZE;
+		c->p = c->buf_start;
+		c->end = c->p + msg[1];
+		if (first) {
+			if (msg[1] < CGT_RAW_MAGIC_LEN ||
+			    memcmp(c->p, CGT_RAW_MAGIC, CGT_RAW_MAGIC_LEN) != 0)
+				return cgt_fail(c->e, cgt_err_io,
+						"the Valgrind tool is not cgtrace's or of another version");
+			c->p += CGT_RAW_MAGIC_LEN;
+		}
+		int rc = parse_buffer(c);
+		if (rc < 0)
+			return rc;
+		c->buf_offset += msg[1];
+		c->res->raw_bytes += msg[1];
+		/* Hand the buffer back; the tool may be gone already. */
+		if (write(c->t->freed[1], &msg[0], sizeof(msg[0])) < 0 && errno != EPIPE)
+			return cgt_fail(c->e, cgt_err_io, "writing to the Valgrind tool: %s",
+					strerror(errno));
+	}
+}
+
+int vg_stream_convert(const struct vg_transport *t, struct cgt_writer *w,
+		      struct cgt_trace_header *header, struct vg_stream_result *res,
+		      struct cgt_error *e)
+{
+	struct converter c = { 0 };
+
+	memset(res, 0, sizeof(*res));
+	c.t = t;
+	c.w = w;
+	c.header = header;
+	c.res = res;
+	c.e = e;
+	int rc = convert(&c);
+	if (rc == 0)
+		rc = flush_pending(&c);
+	for (uint32_t i = 0; i < c.n_layouts; i++) {
+		free(c.layouts[i].type);
+		free(c.layouts[i].op);
+	}
+	free(c.layouts);
+	free(c.values);
+	cgt_buf_free(&c.pending);
+	cgt_block_table_free(&c.blocks);
+	return rc;
+}

@@ -1,0 +1,44 @@
+#!/bin/sh
+# Installs the Debian packages cgtrace needs to build, test and run, if any
+# are missing.  Idempotent and quiet when everything is present.
+#
+#   gcc make pkg-config        build
+#   libzstd-dev                trace container (formats/)
+#   libelf-dev libdw-dev       build-ids (record), symbols and lines (report)
+#   libipt-dev libzydis-dev    Intel PT decoding (decode/pt)
+#   valgrind                   the Valgrind backend: tool headers, static core
+#                              libraries, launcher; Cachegrind for the tests
+#   zstd                       the zstd CLI, used by the tests (zstd -t)
+#   python3                    small helpers in the test suite
+set -eu
+
+PACKAGES="gcc make pkg-config libzstd-dev libelf-dev libdw-dev libipt-dev libzydis-dev valgrind zstd python3"
+
+missing=""
+for p in $PACKAGES; do
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	case "$status" in
+	*" installed") ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+[ -z "$missing" ] && exit 0
+
+echo "install-deps: installing:$missing"
+if [ "$(id -u)" -eq 0 ]; then
+	SUDO=""
+elif command -v sudo >/dev/null 2>&1; then
+	SUDO="sudo"
+else
+	echo "install-deps: these packages are missing:$missing" >&2
+	echo "install-deps: run this script as root, or install sudo, or install them yourself:" >&2
+	echo "    apt-get install$missing" >&2
+	exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+if ! $SUDO apt-get install -y -q --no-install-recommends $missing >/dev/null 2>&1; then
+	# A fresh machine may have no package lists yet.
+	$SUDO apt-get update -q >/dev/null
+	$SUDO apt-get install -y -q --no-install-recommends $missing >/dev/null
+fi

@@ -1,0 +1,46 @@
+# Ir, Dr and Dw of a recorded trace equal those of Cachegrind
+# (--cache-sim=yes) for the same program, arguments and environment.
+source "$(dirname "$0")/../lib.sh"
+
+python3 -c "
+import random
+random.seed(7)
+print(''.join('%d\n' % random.randrange(10**9) for _ in range(20000)), end='')" > numbers.txt
+
+compare() {
+	local name=$1
+	shift
+	CG_OPTS=--cache-sim=yes cachegrind cg.out "$@"
+	local expected="$(summary_field cg.out Ir) $(summary_field cg.out Dr) $(summary_field cg.out Dw)"
+	clean_env "$CGTRACE" record -q -o trace.zst -- "$@" >/dev/null
+	check_eq "$name: Ir Dr Dw equal Cachegrind's" "$expected" "$(info_counts trace.zst)"
+}
+
+for p in loops ptrchase recursion interp strings straddle avx2; do
+	compare "$p" "$PROGS/$p"
+done
+compare "sort (Debian binary)" sort -n --parallel=1 -o sorted.txt numbers.txt
+check "sort's output is sorted" sort -n -c sorted.txt
+
+# Threads: Valgrind's scheduling varies from run to run; the recorded counts
+# must lie within the spread of three Cachegrind runs (plus 0.01%).
+lo=() hi=()
+for i in 1 2 3; do
+	CG_OPTS=--cache-sim=yes cachegrind cg.$i.out "$PROGS/threads"
+done
+clean_env "$CGTRACE" record -q -o threads.zst -- "$PROGS/threads" >/dev/null
+read -r ir dr dw <<<"$(info_counts threads.zst)"
+set -- $ir $dr $dw
+k=0
+for ev in Ir Dr Dw; do
+	k=$((k + 1))
+	mine=${!k}
+	vals=$(for i in 1 2 3; do summary_field cg.$i.out $ev; done | sort -n)
+	min=$(echo "$vals" | head -1)
+	max=$(echo "$vals" | tail -1)
+	if awk -v v="$mine" -v lo="$min" -v hi="$max" 'BEGIN { t = hi * 1e-4; exit !(v >= lo - t && v <= hi + t) }'; then
+		ok "threads: $ev $mine within Cachegrind's runs [$min, $max]"
+	else
+		not_ok "threads: $ev $mine within Cachegrind's runs [$min, $max]"
+	fi
+done

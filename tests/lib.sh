@@ -1,0 +1,56 @@
+# Shared helpers of the end-to-end tests (bash).  Each check prints
+# "ok N - what" or "not ok N - what".
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CGTRACE=$ROOT/cgtrace
+PROGS=$ROOT/build/tests/programs
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/cgtrace-test.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK" || exit 1
+n=0
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $*"; }
+
+# check DESCRIPTION COMMAND...: ok if the command succeeds.
+check() {
+	local what=$1
+	shift
+	if "$@"; then ok "$what"; else not_ok "$what"; fi
+}
+
+# check_eq DESCRIPTION EXPECTED ACTUAL
+check_eq() {
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1"; echo "  expected: $2"; echo "  actual:   $3"; fi
+}
+
+# check_contains DESCRIPTION NEEDLE HAYSTACK
+check_contains() {
+	case "$3" in
+	*"$2"*) ok "$1" ;;
+	*) not_ok "$1"; echo "  expected to contain: $2"; echo "  actual: $3" ;;
+	esac
+}
+
+# A fixed environment, so that Cachegrind and cgtrace runs see the same one.
+clean_env() { env -i PATH=/usr/bin:/bin HOME="$WORK" LANG=C "$@"; }
+
+# cachegrind OUTFILE PROG ARGS...: runs Cachegrind (3.19 defaults: cache
+# simulation on) with extra options from $CG_OPTS.
+cachegrind() {
+	local out=$1
+	shift
+	clean_env valgrind --tool=cachegrind --cachegrind-out-file="$out" ${CG_OPTS:-} "$@" >/dev/null 2>&1
+}
+
+# summary_field FILE EVENT: the total of EVENT in a cachegrind.out file.
+summary_field() {
+	awk -v ev="$2" '/^events:/ { for (i = 2; i <= NF; i++) if ($i == ev) col = i }
+		/^summary:/ { print $col }' "$1"
+}
+
+# info_counts TRACE: "Ir Dr Dw" from cgtrace info.
+info_counts() {
+	"$CGTRACE" info "$1" | awk '/instructions \(Ir\)/ { ir = $3 } /data reads \(Dr\)/ { dr = $4 }
+		/data writes \(Dw\)/ { dw = $4 } END { print ir, dr, dw }' | tr -d ,
+}
