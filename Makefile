@@ -9,9 +9,10 @@ CC      ?= gcc
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -Wall -Wextra -MMD -MP
 # C11 for the language; the GNU C library for POSIX and Linux interfaces.
-CPPFLAGS += -D_GNU_SOURCE -Iformats -Irecord -Idecode
+CPPFLAGS += -D_GNU_SOURCE -Iformats -Irecord -Idecode -Isimulate -Ireport
 PKGS    := libzstd libelf libdw
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lzstd -ldw -lelf) -lpthread
+# libiberty: the C++/Rust demangler Valgrind itself embeds.
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lzstd -ldw -lelf) -liberty -lpthread
 
 B := build
 
@@ -19,10 +20,13 @@ B := build
 FORMATS_SRC := $(wildcard formats/*.c)
 RECORD_SRC  := $(wildcard record/*.c) $(filter-out record/valgrind/cgt_tool.c,$(wildcard record/valgrind/*.c))
 DECODE_SRC  := $(wildcard decode/*.c)
-CLI_SRC     := cli/cgtrace.c
+SIM_SRC     := $(wildcard simulate/*.c)
+REPORT_SRC  := $(wildcard report/*.c)
+CLI_SRC     := $(wildcard cli/*.c)
 
 objs = $(patsubst %.c,$(B)/%.o,$(1))
-LIBS := $(B)/librecord.a $(B)/libdecode.a $(B)/libformats.a
+# In link order: later stages first.
+LIBS := $(B)/libreport.a $(B)/libsim.a $(B)/librecord.a $(B)/libdecode.a $(B)/libformats.a
 
 .PHONY: all deps demo test test-unit test-e2e bench clean
 all: cgtrace lib/cgtrace/cgtrace-amd64-linux
@@ -34,6 +38,8 @@ $(B)/%.o: %.c Makefile
 $(B)/libformats.a: $(call objs,$(FORMATS_SRC))
 $(B)/librecord.a: $(call objs,$(RECORD_SRC))
 $(B)/libdecode.a: $(call objs,$(DECODE_SRC))
+$(B)/libsim.a: $(call objs,$(SIM_SRC))
+$(B)/libreport.a: $(call objs,$(REPORT_SRC))
 $(B)/%.a:
 	@rm -f $@
 	$(AR) rcs $@ $^

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "decode.h"
 #include "record.h"
 
@@ -21,6 +22,8 @@ static const char usage_main[] =
 	"\n"
 	"commands:\n"
 	"  record [options] -- PROG [ARGS]   run PROG once and capture its execution trace\n"
+	"  simulate [options] TRACE          replay it through caches and branch predictors\n"
+	"                                    into a cachegrind.out file\n"
 	"  info TRACE                        show a trace's header, modules and counts\n"
 	"  dump TRACE [--limit N]            print the decoded instruction stream\n"
 	"  help [COMMAND]                    show help for a command\n"
@@ -67,10 +70,7 @@ static const char usage_dump[] =
 	"options:\n"
 	"  -n, --limit=N   stop after N instructions\n";
 
-static int usage_error(const char *usage, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int usage_error(const char *usage, const char *fmt, ...)
+int usage_error(const char *usage, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -82,7 +82,7 @@ static int usage_error(const char *usage, const char *fmt, ...)
 	return 2;
 }
 
-static int parse_yes_no(const char *s, int *out)
+int parse_yes_no(const char *s, int *out)
 {
 	if (strcmp(s, "yes") == 0)
 		*out = 1;
@@ -151,7 +151,7 @@ static int cmd_record(int argc, char **argv)
 }
 
 /* Commands that take exactly one trace file. */
-static int one_trace(int argc, char **argv, const char *usage, const char **path)
+int one_trace(int argc, char **argv, const char *usage, const char **path)
 {
 	if (optind >= argc)
 		return usage_error(usage, "no trace file given");
@@ -161,7 +161,7 @@ static int one_trace(int argc, char **argv, const char *usage, const char **path
 	return 0;
 }
 
-static int report_error(const struct cgt_error *e)
+int report_error(const struct cgt_error *e)
 {
 	fprintf(stderr, "cgtrace: %s\n", e->msg);
 	return 1;
@@ -234,6 +234,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "record", cmd_record, usage_record },
+	{ "simulate", cmd_simulate, usage_simulate },
 	{ "info", cmd_info, usage_info },
 	{ "dump", cmd_dump, usage_dump },
 };

@@ -42,6 +42,9 @@ const struct cgt_trace_header *cgt_decoder_header(const struct cgt_decoder *d);
    the trace; negative: error. */
 int cgt_decoder_next(struct cgt_decoder *d, struct cgt_batch *b, struct cgt_error *e);
 
+/* Every block defined so far (all of them once the end is reached). */
+const struct cgt_block_table *cgt_decoder_blocks(const struct cgt_decoder *d);
+
 /* Every mapping seen so far (all of them once the end is reached). */
 size_t cgt_decoder_mappings(const struct cgt_decoder *d, const struct cgt_mapping **m);
 /* The mapping covering addr for a block defined at map_epoch, or NULL. */
@@ -54,6 +57,8 @@ const struct cgt_trace_end *cgt_decoder_end(const struct cgt_decoder *d);
 /* After the end: why the file ended early, or NULL. */
 const char *cgt_decoder_truncation(const struct cgt_decoder *d);
 uint64_t cgt_decoder_file_size(const struct cgt_decoder *d);
+/* Bytes of the file decoded so far (for progress). */
+uint64_t cgt_decoder_file_offset(const struct cgt_decoder *d);
 
 void cgt_decoder_close(struct cgt_decoder *d);
 

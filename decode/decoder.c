@@ -230,6 +230,11 @@ int cgt_decoder_next(struct cgt_decoder *d, struct cgt_batch *b, struct cgt_erro
 	return n > 0 ? 1 : 0;
 }
 
+const struct cgt_block_table *cgt_decoder_blocks(const struct cgt_decoder *d)
+{
+	return &d->blocks;
+}
+
 size_t cgt_decoder_mappings(const struct cgt_decoder *d, const struct cgt_mapping **m)
 {
 	*m = d->maps;
@@ -249,6 +254,11 @@ const char *cgt_decoder_truncation(const struct cgt_decoder *d)
 uint64_t cgt_decoder_file_size(const struct cgt_decoder *d)
 {
 	return cgt_reader_file_size(d->reader);
+}
+
+uint64_t cgt_decoder_file_offset(const struct cgt_decoder *d)
+{
+	return cgt_reader_file_offset(d->reader);
 }
 
 void cgt_decoder_close(struct cgt_decoder *d)

@@ -323,4 +323,32 @@ int cgt_events_next(struct cgt_events_cursor *c, struct cgt_block_table *t, stru
 /* Adds one execution to counts (the totals an END record carries). */
 void cgt_counts_add_exec(struct cgt_trace_counts *counts, const struct cgt_exec *x);
 
+/* ---- cachegrind.out files (cgout_write.c) ----------------------------- */
+
+/* One cost line: the counts of one (file, function, line). */
+struct cgt_cgout_line {
+	const char *file;
+	const char *fn;
+	int32_t line;
+	const uint64_t *counts;	/* one per event */
+};
+
+struct cgt_cgout {
+	const char *const *desc;	/* "desc:" texts, e.g. "I1 cache:         ..." */
+	unsigned n_desc;
+	const char *cmd;
+	const char *const *events;
+	unsigned n_events;
+	int events_trailing_space;	/* Cachegrind's cache-only "events:" line has one */
+};
+
+/*
+ * Writes a cachegrind.out file as Cachegrind does: desc: lines, cmd:,
+ * events:, then the lines sorted by file, function (byte order) and line,
+ * with fl= on every new file and fn= on every new function or file, and
+ * summary: the column sums.  Sorts lines in place.  Returns 0 or an error.
+ */
+int cgt_cgout_write(const char *path, const struct cgt_cgout *out, struct cgt_cgout_line *lines,
+		    size_t n_lines, struct cgt_error *e);
+
 #endif

@@ -5,6 +5,7 @@
 #   gcc make pkg-config        build
 #   libzstd-dev                trace container (formats/)
 #   libelf-dev libdw-dev       build-ids (record), symbols and lines (report)
+#   libiberty-dev              C++/Rust demangling, the demangler Valgrind embeds
 #   libipt-dev libzydis-dev    Intel PT decoding (decode/pt)
 #   valgrind                   the Valgrind backend: tool headers, static core
 #                              libraries, launcher; Cachegrind for the tests
@@ -12,7 +13,7 @@
 #   python3                    small helpers in the test suite
 set -eu
 
-PACKAGES="gcc make pkg-config libzstd-dev libelf-dev libdw-dev libipt-dev libzydis-dev valgrind zstd python3"
+PACKAGES="gcc make pkg-config libzstd-dev libelf-dev libdw-dev libiberty-dev libipt-dev libzydis-dev valgrind zstd python3"
 
 missing=""
 for p in $PACKAGES; do

@@ -498,10 +498,18 @@ static void on_start_client_code(ThreadId tid, ULong blocks_done)
    put_u32(p, tid);
 }
 
+/* Bounds of this tool's own image, from the linker. */
+extern char __executable_start[], _end[];
+
 static void send_map(Addr a, SizeT len)
 {
    NSegment const* seg = VG_(am_find_nsegment)(a);
    if (seg == NULL || seg->kind != SkFileC)
+      return;
+   /* Valgrind shows the client its trampoline page, which lies in our own
+      image; Cachegrind has no debug information for it ("???"), and
+      neither shall we. */
+   if (a >= (Addr)__executable_start && a < (Addr)_end)
       return;
    const HChar* path = VG_(am_get_filename)(seg);
    if (path == NULL)

@@ -1,0 +1,19 @@
+/* Helpers shared by cgtrace's commands (cli/ only). */
+#ifndef CGTRACE_CLI_H
+#define CGTRACE_CLI_H
+
+#include "trace.h"
+
+/* Prints "cgtrace: <message>", a blank line and usage; returns 2. */
+int usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "yes" -> 1, "no" -> 0; -1 for anything else. */
+int parse_yes_no(const char *s, int *out);
+/* The one TRACE argument left after the options (0), or a usage error. */
+int one_trace(int argc, char **argv, const char *usage, const char **path);
+/* Prints "cgtrace: <e->msg>"; returns 1. */
+int report_error(const struct cgt_error *e);
+
+int cmd_simulate(int argc, char **argv);
+extern const char usage_simulate[];
+
+#endif

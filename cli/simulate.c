@@ -1,0 +1,289 @@
+/*
+ * `cgtrace simulate`: options as Cachegrind's, then decode -> simulate ->
+ * report, wired together.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "decode.h"
+#include "record.h"
+#include "report.h"
+#include "sim.h"
+
+const char usage_simulate[] =
+	"usage: cgtrace simulate [options] TRACE\n"
+	"\n"
+	"Replays a recorded trace through Cachegrind's cache and branch-prediction\n"
+	"models and writes a cachegrind.out file; run it again with other caches\n"
+	"without running the program again.\n"
+	"\n"
+	"options (Cachegrind's):\n"
+	"  --cache-sim=yes|no               collect cache stats? [yes]\n"
+	"  --branch-sim=yes|no              collect branch prediction stats? [no]\n"
+	"  --I1=<size>,<assoc>,<line_size>  set I1 cache manually\n"
+	"  --D1=<size>,<assoc>,<line_size>  set D1 cache manually\n"
+	"  --LL=<size>,<assoc>,<line_size>  set LL cache manually (also --L2)\n"
+	"  --cachegrind-out-file=<file>     output file name [cachegrind.out.%p]\n"
+	"  -o <file>                        the same\n"
+	"  -q, --quiet                      no summary or configuration on stderr\n"
+	"  -h, --help                       this help\n"
+	"\n"
+	"Sizes are in bytes; as an extension they may end in k (KiB) or M (MiB).\n"
+	"Caches not given are the recording host's, chosen and adjusted by\n"
+	"Cachegrind's rules (I1 and D1: the level-1 caches; LL: the last level).\n"
+	"%p in the output name is the recorded program's pid.\n"
+	"\n"
+	"exit status: 0 done; 1 error; 2 bad usage; 3 done, but the trace was\n"
+	"incomplete (truncated or without an end record): only what it holds\n"
+	"was simulated.\n";
+
+enum { OPT_CACHE_SIM = 256, OPT_BRANCH_SIM, OPT_I1, OPT_D1, OPT_LL, OPT_OUT };
+
+struct cache_option {
+	struct cgt_cache_config config;
+	int given;
+};
+
+/* Cachegrind's handling of a bad --I1/--D1/--LL: its messages, status 1. */
+static int bad_cache_option(const char *name, const char *value, int result,
+			    const struct cgt_cache_config *c)
+{
+	if (result == CGT_CACHE_INVALID)
+		fprintf(stderr, "cgtrace: %s\n", cgt_cache_check(c));
+	fprintf(stderr, "cgtrace: Bad option: --%s=%s\n", name, value);
+	if (result == CGT_CACHE_OVERFLOW)
+		fprintf(stderr, "cgtrace: One of the cache parameters was too large and overflowed.\n");
+	else
+		fprintf(stderr, "cgtrace: Bad argument '%s'\n", value);
+	fprintf(stderr, "cgtrace: Use --help for more information.\n");
+	return 1;
+}
+
+/* A "\r"-updated progress line, only on a terminal. */
+struct progress {
+	int on;
+	struct timespec last;
+};
+
+static void progress_update(struct progress *p, uint64_t done, uint64_t total, uint64_t insns)
+{
+	struct timespec now;
+
+	if (!p->on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((now.tv_sec - p->last.tv_sec) * 1000000000L + (now.tv_nsec - p->last.tv_nsec) < 250000000L)
+		return;
+	p->last = now;
+	fprintf(stderr, "\rcgtrace: simulating: %3.0f%%, %llu M instructions ",
+		total ? 100.0 * (double)done / (double)total : 0.0,
+		(unsigned long long)(insns / 1000000));
+}
+
+static void progress_done(struct progress *p)
+{
+	if (p->on)
+		fprintf(stderr, "\r%60s\r", "");
+}
+
+/* A temporary file beside path: the result replaces path only when
+   complete, so a failed run never destroys an earlier result. */
+static char *temporary_beside(const char *path, struct cgt_error *e)
+{
+	char *copy = strdup(path), *tmp = NULL;
+	int fd = -1;
+
+	if (copy != NULL && asprintf(&tmp, "%s/.cgtrace-out.XXXXXX", dirname(copy)) >= 0)
+		fd = mkstemp(tmp);
+	free(copy);
+	if (fd < 0) {
+		cgt_fail(e, cgt_err_io, "cannot write '%s': %s", path, strerror(errno));
+		free(tmp);
+		return NULL;
+	}
+	close(fd);
+	return tmp;
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "cache-sim", required_argument, NULL, OPT_CACHE_SIM },
+		{ "branch-sim", required_argument, NULL, OPT_BRANCH_SIM },
+		{ "I1", required_argument, NULL, OPT_I1 },
+		{ "D1", required_argument, NULL, OPT_D1 },
+		{ "LL", required_argument, NULL, OPT_LL },
+		{ "L2", required_argument, NULL, OPT_LL },
+		{ "cachegrind-out-file", required_argument, NULL, OPT_OUT },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cgt_sim_options so = { .cache_sim = 1, .branch_sim = 0 };
+	struct cache_option I1 = { 0 }, D1 = { 0 }, LL = { 0 };
+	const char *out_tmpl = "cachegrind.out.%p";
+	int quiet = 0, c;
+
+	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+		struct cache_option *cache = NULL;
+		const char *name = NULL;
+		switch (c) {
+		case OPT_CACHE_SIM:
+		case OPT_BRANCH_SIM:
+			if (parse_yes_no(optarg, c == OPT_CACHE_SIM ? &so.cache_sim : &so.branch_sim) < 0)
+				return usage_error(usage_simulate, "bad --%s '%s' (expected yes or no)",
+						   c == OPT_CACHE_SIM ? "cache-sim" : "branch-sim", optarg);
+			break;
+		case OPT_I1: cache = &I1; name = "I1"; break;
+		case OPT_D1: cache = &D1; name = "D1"; break;
+		case OPT_LL: cache = &LL; name = "LL"; break;
+		case 'o':
+		case OPT_OUT:
+			out_tmpl = optarg;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			fputs(usage_simulate, stdout);
+			return 0;
+		default:
+			fprintf(stderr, "\n%s", usage_simulate);
+			return 2;
+		}
+		if (cache != NULL) {
+			int rc = cgt_cache_parse(optarg, &cache->config);
+			if (rc != CGT_CACHE_OK)
+				return bad_cache_option(name, optarg, rc, &cache->config);
+			cache->given = 1;
+		}
+	}
+	const char *path;
+	int rc = one_trace(argc, argv, usage_simulate, &path);
+	if (rc != 0)
+		return rc;
+
+	struct cgt_error e;
+	struct cgt_decoder *d = NULL;
+	struct cgt_sim *sim = NULL;
+	struct cgt_symbolizer *sy = NULL;
+	char *out_path = NULL, *tmp_path = NULL;
+	int status = 1;
+
+	if (cgt_decoder_open(&d, path, &e) < 0) {
+		report_error(&e);
+		return 1;
+	}
+	const struct cgt_trace_header *h = cgt_decoder_header(d);
+
+	/* Caches: the recording host's by Cachegrind's rules, then the options. */
+	struct cgt_cache_defaults defaults;
+	cgt_cache_defaults(h, LL.given, &defaults);
+	if (!quiet && so.cache_sim)
+		for (unsigned i = 0; i < defaults.n_warnings; i++)
+			if (!(I1.given && D1.given && LL.given))
+				fprintf(stderr, "cgtrace: %s\n", defaults.warnings[i]);
+	struct {
+		const char *name;
+		struct cache_option *given;
+		struct cgt_cache_config *detected, *used;
+	} caches[3] = { { "I1", &I1, &defaults.I1, &so.I1 },
+			{ "D1", &D1, &defaults.D1, &so.D1 },
+			{ "LL", &LL, &defaults.LL, &so.LL } };
+	for (int i = 0; i < 3; i++) {
+		const char *why = cgt_cache_check(caches[i].detected);
+		if (why != NULL && !caches[i].given->given && so.cache_sim) {
+			fprintf(stderr,
+				"cgtrace: the recording host's %s cache is not one Cachegrind supports: %s\n"
+				"cgtrace:   %s: %d B, %d-way, %d B lines\n"
+				"cgtrace: give one with --%s=<size>,<assoc>,<line_size>\n",
+				caches[i].name, why, caches[i].name, caches[i].detected->size,
+				caches[i].detected->assoc, caches[i].detected->line, caches[i].name);
+			goto out;
+		}
+		*caches[i].used = caches[i].given->given ? caches[i].given->config : *caches[i].detected;
+	}
+	if (!quiet && so.cache_sim) {
+		char desc[3][128];
+		for (int i = 0; i < 3; i++)
+			cgt_cache_describe(caches[i].used, desc[i], sizeof(desc[i]));
+		fprintf(stderr, "cgtrace: I1 %s; D1 %s; LL %s\n", desc[0], desc[1], desc[2]);
+	}
+
+	const char *why;
+	out_path = cgt_expand_output_name(out_tmpl, (long)h->pid, &why);
+	if (out_path == NULL) {
+		fprintf(stderr, "cgtrace: bad output name '%s': %s\n", out_tmpl, why);
+		goto out;
+	}
+	tmp_path = temporary_beside(out_path, &e);
+	if (tmp_path == NULL) {
+		report_error(&e);
+		goto out;
+	}
+	if (cgt_sim_open(&sim, &so, h->max_access_size, &e) < 0) {
+		fprintf(stderr, "cgtrace: %s\n", e.msg);
+		goto out;
+	}
+
+	struct progress progress = { isatty(STDERR_FILENO), { 0, 0 } };
+	struct cgt_batch batch;
+	uint64_t insns = 0;
+	while ((rc = cgt_decoder_next(d, &batch, &e)) > 0) {
+		if (cgt_sim_run(sim, &batch, &e) < 0) {
+			rc = -1;
+			break;
+		}
+		if (progress.on) {
+			for (size_t i = 0; i < batch.n; i++)
+				insns += batch.execs[i].block->prefix_counts[batch.execs[i].exit].insns;
+			progress_update(&progress, cgt_decoder_file_offset(d), cgt_decoder_file_size(d),
+					insns);
+		}
+	}
+	progress_done(&progress);
+	if (rc < 0) {
+		report_error(&e);
+		goto out;
+	}
+
+	struct cgt_profile profile = { so.cache_sim, so.branch_sim, so.I1, so.D1, so.LL, { 0 } };
+	if (cgt_symbolizer_open(&sy, d, stderr, &e) < 0 ||
+	    cgt_write_profile(tmp_path, d, sim, sy, &profile, &e) < 0) {
+		report_error(&e);
+		goto out;
+	}
+	if (rename(tmp_path, out_path) < 0) {
+		fprintf(stderr, "cgtrace: cannot write '%s': %s\n", out_path, strerror(errno));
+		goto out;
+	}
+	free(tmp_path);
+	tmp_path = NULL;
+	if (!quiet)
+		cgt_print_summary(stderr, (long)h->pid, profile.totals, so.cache_sim, so.branch_sim);
+
+	status = 0;
+	const char *trunc = cgt_decoder_truncation(d);
+	if (trunc != NULL || cgt_decoder_end(d) == NULL) {
+		fprintf(stderr, "cgtrace: warning: %s\n",
+			trunc ? trunc : "the trace has no end record (the recording was cut short)");
+		fprintf(stderr, "cgtrace: warning: simulated only what the trace holds\n");
+		status = 3;
+	}
+out:
+	if (tmp_path != NULL)
+		unlink(tmp_path);
+	free(tmp_path);
+	free(out_path);
+	cgt_symbolizer_close(sy);
+	cgt_sim_close(sim);
+	cgt_decoder_close(d);
+	return status;
+}

@@ -1,0 +1,58 @@
+/*
+ * Reporting: source positions for instruction addresses, cachegrind.out
+ * files from a simulation, Cachegrind's end-of-run summary; later the
+ * cg_annotate-style annotator.
+ */
+#ifndef CGTRACE_REPORT_H
+#define CGTRACE_REPORT_H
+
+#include <stdio.h>
+
+#include "decode.h"
+#include "sim.h"
+
+/* ---- Source positions (symbolizer.c, elf_symbols.c, dwarf_lines.c) ---- */
+
+/*
+ * Where an instruction is, as Cachegrind names it: the file from the DWARF
+ * line table ("dir/file"), the function as the ELF symbol containing the
+ * address, the line; "???" (and line 0) where unknown.  A module whose
+ * file is missing or has changed since recording gets one warning (on the
+ * stream given) and "???" positions, never wrong ones.
+ */
+struct cgt_location {
+	const char *file;
+	const char *fn;
+	int32_t line;
+};
+
+struct cgt_symbolizer;
+
+int cgt_symbolizer_open(struct cgt_symbolizer **sy, const struct cgt_decoder *d, FILE *warnings,
+			struct cgt_error *e);
+/* The strings stay valid until the symbolizer is closed. */
+void cgt_symbolize(struct cgt_symbolizer *sy, uint64_t addr, uint32_t map_epoch,
+		   struct cgt_location *loc);
+void cgt_symbolizer_close(struct cgt_symbolizer *sy);
+
+/* ---- cachegrind.out from a simulation (profile.c) -------------------- */
+
+struct cgt_profile {
+	int cache_sim, branch_sim;
+	struct cgt_cache_config I1, D1, LL;
+	uint64_t totals[CGT_N_EVENTS];	/* filled by cgt_write_profile */
+};
+
+/* Symbolises every instruction of every block the decoder has seen,
+   credits each (file, function, line) with the simulation's counts and
+   writes a cachegrind.out file at path. */
+int cgt_write_profile(const char *path, struct cgt_decoder *d, const struct cgt_sim *s,
+		      struct cgt_symbolizer *sy, struct cgt_profile *p, struct cgt_error *e);
+
+/* ---- Cachegrind's end-of-run summary (summary.c) --------------------- */
+
+/* Each line prefixed "==pid== ", as Cachegrind's. */
+void cgt_print_summary(FILE *f, long pid, const uint64_t totals[CGT_N_EVENTS], int cache_sim,
+		       int branch_sim);
+
+#endif

@@ -1,0 +1,253 @@
+/*
+ * Instruction address -> (file, function, line), as Cachegrind names them.
+ *
+ * Modules come from the trace's module map.  Each module's file is checked
+ * against what was recorded (build-id, size, mtime); a file that is gone
+ * or different gets one warning and "???" positions.  Each address is
+ * resolved once; the strings are interned, so equal names are equal
+ * pointers (profile.c relies on that).
+ */
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "symbols.h"
+
+#define UNKNOWN "???"
+
+/* One ELF file loaded at one bias. */
+struct module {
+	char *path;
+	uint64_t bias;		/* run-time address - ELF virtual address */
+	int usable;
+	struct elf_symbols *symbols;
+	struct dwarf_lines *lines;
+};
+
+struct cached {
+	uint64_t addr;
+	const struct cgt_mapping *map;
+	struct cgt_location loc;
+};
+
+struct cgt_symbolizer {
+	const struct cgt_decoder *decoder;
+	FILE *warnings;
+	struct module *modules;
+	size_t n_modules, cap_modules;
+	size_t *module_of_mapping;	/* by mapping index; 0 unknown, else index+1 */
+	size_t n_mappings;
+	struct string_set strings;
+	struct cached *cache;	/* open addressing on (addr, mapping) */
+	size_t cache_cap, cache_n;
+	const char *unknown;
+};
+
+/* The bias of a mapping: where the file's byte file_offset was mapped,
+   minus the virtual address the ELF program headers give that byte. */
+static int bias_of(Elf *elf, const struct cgt_module *m, uint64_t *bias)
+{
+	size_t n;
+	if (elf_getphdrnum(elf, &n) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) == NULL || ph.p_type != PT_LOAD)
+			continue;
+		if (m->file_offset >= ph.p_offset && m->file_offset < ph.p_offset + ph.p_filesz) {
+			*bias = m->start - (ph.p_vaddr + (m->file_offset - ph.p_offset));
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Opens the module of a mapping: several mappings of one file at one bias
+   (its text, its relocated parts) share one. */
+static struct module *open_module(struct cgt_symbolizer *sy, const struct cgt_module *m)
+{
+	uint64_t bias = 0;
+	int usable = 0;
+	const char *why = NULL;
+	int fd = -1;
+	Elf *elf = NULL;
+
+	if (!cgt_module_matches_file(m, &why)) {
+		/* warned below, once per path */
+	} else if ((fd = open(m->path, O_RDONLY | O_CLOEXEC)) < 0 ||
+		   (elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) == NULL || bias_of(elf, m, &bias) < 0) {
+		why = "is not an ELF file cgtrace can read";
+	} else {
+		usable = 1;
+	}
+	for (size_t i = 0; i < sy->n_modules; i++)
+		if (strcmp(sy->modules[i].path, m->path) == 0 && sy->modules[i].bias == bias &&
+		    sy->modules[i].usable == usable) {
+			if (elf != NULL)
+				elf_end(elf);
+			if (fd >= 0)
+				close(fd);
+			return &sy->modules[i];
+		}
+	if (!usable) {
+		int warned = 0;
+		for (size_t i = 0; i < sy->n_modules; i++)
+			warned |= strcmp(sy->modules[i].path, m->path) == 0;
+		if (!warned && sy->warnings != NULL)
+			fprintf(sy->warnings,
+				"cgtrace: warning: %s %s: its instructions are shown as ???\n", m->path,
+				why);
+	}
+	if (sy->n_modules == sy->cap_modules) {
+		size_t cap = sy->cap_modules ? 2 * sy->cap_modules : 16;
+		struct module *mods = realloc(sy->modules, cap * sizeof(*mods));
+		if (mods == NULL)
+			goto fail;
+		sy->modules = mods;
+		sy->cap_modules = cap;
+	}
+	struct module *mod = &sy->modules[sy->n_modules];
+	memset(mod, 0, sizeof(*mod));
+	mod->path = strdup(m->path);
+	if (mod->path == NULL)
+		goto fail;
+	mod->bias = bias;
+	mod->usable = usable;
+	if (usable) {
+		mod->symbols = elf_symbols_load(elf, m->path, &sy->strings);
+		mod->lines = dwarf_lines_open(m->path, bias, &sy->strings);
+	}
+	sy->n_modules++;
+	if (elf != NULL)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return mod;
+fail:
+	if (elf != NULL)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+int cgt_symbolizer_open(struct cgt_symbolizer **out, const struct cgt_decoder *d, FILE *warnings,
+			struct cgt_error *e)
+{
+	struct cgt_symbolizer *sy = calloc(1, sizeof(*sy));
+
+	*out = NULL;
+	elf_version(EV_CURRENT);
+	if (sy == NULL)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	sy->decoder = d;
+	sy->warnings = warnings;
+	sy->unknown = string_set_intern(&sy->strings, UNKNOWN);
+	if (sy->unknown == NULL) {
+		cgt_symbolizer_close(sy);
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	}
+	*out = sy;
+	return 0;
+}
+
+static size_t cache_hash(uint64_t addr, const struct cgt_mapping *map)
+{
+	uint64_t h = addr * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)map;
+	return (size_t)(h ^ (h >> 31));
+}
+
+static void resolve(struct cgt_symbolizer *sy, uint64_t addr, const struct cgt_mapping *map,
+		    struct cgt_location *loc)
+{
+	loc->file = loc->fn = sy->unknown;
+	loc->line = 0;
+	if (map == NULL)
+		return;
+	const struct cgt_mapping *all;
+	size_t n = cgt_decoder_mappings(sy->decoder, &all), k = (size_t)(map - all);
+	if (n > sy->n_mappings) {
+		size_t *m = realloc(sy->module_of_mapping, n * sizeof(*m));
+		if (m == NULL)
+			return;
+		memset(m + sy->n_mappings, 0, (n - sy->n_mappings) * sizeof(*m));
+		sy->module_of_mapping = m;
+		sy->n_mappings = n;
+	}
+	if (sy->module_of_mapping[k] == 0) {
+		struct module *opened = open_module(sy, &map->module);
+		if (opened == NULL)
+			return;
+		sy->module_of_mapping[k] = (size_t)(opened - sy->modules) + 1;
+	}
+	struct module *mod = &sy->modules[sy->module_of_mapping[k] - 1];
+	if (!mod->usable)
+		return;
+	uint64_t vaddr = addr - mod->bias;
+	const char *fn = elf_symbols_find(mod->symbols, vaddr);
+	if (fn != NULL)
+		loc->fn = fn;
+	if (mod->lines != NULL)
+		dwarf_lines_find(mod->lines, addr, &loc->file, &loc->line);
+}
+
+void cgt_symbolize(struct cgt_symbolizer *sy, uint64_t addr, uint32_t map_epoch,
+		   struct cgt_location *loc)
+{
+	const struct cgt_mapping *map = cgt_decoder_find_mapping(sy->decoder, addr, map_epoch);
+
+	if (2 * (sy->cache_n + 1) > sy->cache_cap) {
+		size_t cap = sy->cache_cap ? 2 * sy->cache_cap : 8192;
+		struct cached *c = calloc(cap, sizeof(*c));
+		if (c == NULL) {
+			resolve(sy, addr, map, loc);
+			return;
+		}
+		for (size_t i = 0; i < sy->cache_cap; i++) {
+			if (sy->cache[i].loc.file == NULL)
+				continue;
+			size_t j = cache_hash(sy->cache[i].addr, sy->cache[i].map) & (cap - 1);
+			while (c[j].loc.file != NULL)
+				j = (j + 1) & (cap - 1);
+			c[j] = sy->cache[i];
+		}
+		free(sy->cache);
+		sy->cache = c;
+		sy->cache_cap = cap;
+	}
+	size_t j = cache_hash(addr, map) & (sy->cache_cap - 1);
+	for (;; j = (j + 1) & (sy->cache_cap - 1)) {
+		struct cached *c = &sy->cache[j];
+		if (c->loc.file == NULL) {
+			resolve(sy, addr, map, &c->loc);
+			c->addr = addr;
+			c->map = map;
+			sy->cache_n++;
+			*loc = c->loc;
+			return;
+		}
+		if (c->addr == addr && c->map == map) {
+			*loc = c->loc;
+			return;
+		}
+	}
+}
+
+void cgt_symbolizer_close(struct cgt_symbolizer *sy)
+{
+	if (sy == NULL)
+		return;
+	for (size_t i = 0; i < sy->n_modules; i++) {
+		free(sy->modules[i].path);
+		elf_symbols_free(sy->modules[i].symbols);
+		dwarf_lines_close(sy->modules[i].lines);
+	}
+	free(sy->modules);
+	free(sy->module_of_mapping);
+	free(sy->cache);
+	string_set_free(&sy->strings);
+	free(sy);
+}

@@ -1,0 +1,45 @@
+/*
+ * Internal to report/: the pieces of the symbolizer.
+ *  - string_set: interning, so equal names are equal pointers;
+ *  - elf_symbols: the function containing an address, by Valgrind's rules;
+ *  - dwarf_lines: the file and line of an address, by Valgrind's rules.
+ */
+#ifndef CGTRACE_SYMBOLS_H
+#define CGTRACE_SYMBOLS_H
+
+#include <gelf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct string_set {
+	char **slots;
+	size_t cap, n;
+};
+
+/* The interned copy of s (NULL if out of memory). */
+const char *string_set_intern(struct string_set *set, const char *s);
+void string_set_free(struct string_set *set);
+
+/* The separate debug file of elf (at path), as Valgrind finds it, or NULL.
+   The caller closes *fd after elf_end. */
+Elf *debug_file_open(Elf *elf, const char *path, int *fd);
+
+struct elf_symbols;
+
+/* The function symbols of an ELF file (and of its separate debug file, if
+   any), by ELF virtual address.  NULL if it has none. */
+struct elf_symbols *elf_symbols_load(Elf *elf, const char *path, struct string_set *names);
+/* The name of the function containing vaddr, or NULL. */
+const char *elf_symbols_find(const struct elf_symbols *s, uint64_t vaddr);
+void elf_symbols_free(struct elf_symbols *s);
+
+struct dwarf_lines;
+
+/* The line tables of an ELF file loaded at bias (or of its separate debug
+   file).  NULL if it has none. */
+struct dwarf_lines *dwarf_lines_open(const char *path, uint64_t bias, struct string_set *names);
+/* Sets *file and *line for the run-time address addr, if known. */
+void dwarf_lines_find(struct dwarf_lines *l, uint64_t addr, const char **file, int32_t *line);
+void dwarf_lines_close(struct dwarf_lines *l);
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * Simulation: replays decoded executions through Cachegrind's cache model
+ * (I1, D1, LL) and branch predictors, and counts Cachegrind's events per
+ * instruction.
+ *
+ * The counting follows Cachegrind exactly: every executed instruction is
+ * an Ir (and, with cache simulation, one I1 fetch of its bytes); READ and
+ * MODIFY ops are Dr, WRITE ops Dw; LL is looked up only on an L1 miss, with
+ * the same address and size; COND ops are Bc, INDIRECT ops Bi.
+ */
+#ifndef CGTRACE_SIM_H
+#define CGTRACE_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode.h"
+
+/* Cachegrind's events, in its order. */
+enum cgt_event {
+	CGT_Ir, CGT_I1mr, CGT_ILmr,
+	CGT_Dr, CGT_D1mr, CGT_DLmr,
+	CGT_Dw, CGT_D1mw, CGT_DLmw,
+	CGT_Bc, CGT_Bcm, CGT_Bi, CGT_Bim,
+	CGT_N_EVENTS
+};
+
+extern const char *const cgt_event_names[CGT_N_EVENTS];
+
+/* ---- Cache configuration (cache_config.c) ------------------------------ */
+
+/* Cachegrind keeps these in 32-bit ints; so do we, for the same checks. */
+struct cgt_cache_config {
+	int32_t size, assoc, line;
+};
+
+/* Cachegrind's check of a configuration: NULL if it is fine, else its
+   message, e.g. "Cache set count is not a power of two." */
+const char *cgt_cache_check(const struct cgt_cache_config *c);
+
+enum cgt_cache_parse_result {
+	CGT_CACHE_OK = 0,
+	CGT_CACHE_BAD_ARGUMENT = -1,	/* not "size,assoc,line" */
+	CGT_CACHE_OVERFLOW = -2,	/* a value does not fit an int */
+	CGT_CACHE_INVALID = -3,		/* cgt_cache_check's message applies */
+};
+
+/* Parses "size,assoc,line" (decimal, as Cachegrind; k/K/M suffixes on
+   any field as an extension) and checks it. */
+int cgt_cache_parse(const char *text, struct cgt_cache_config *c);
+
+/* "32768 B, 64 B, 8-way associative" or "... direct-mapped". */
+void cgt_cache_describe(const struct cgt_cache_config *c, char *buf, size_t n);
+
+struct cgt_cache_defaults {
+	struct cgt_cache_config I1, D1, LL;
+	unsigned n_warnings;
+	char warnings[4][160];	/* Cachegrind's, in its words */
+};
+
+/* The caches Cachegrind's rules give for the recording host: I1 and D1 the
+   level-1 caches, LL the unified cache at the highest level (adjusted to a
+   power-of-two set count as Cachegrind does), or Cachegrind's defaults
+   when the trace describes no such caches.  ll_given: the caller overrides
+   LL (then its adjustment and warnings do not apply).  The results are not
+   checked: a detected cache can still fail cgt_cache_check. */
+void cgt_cache_defaults(const struct cgt_trace_header *h, int ll_given,
+			struct cgt_cache_defaults *d);
+
+/* ---- Simulator (sim.c) ------------------------------------------------ */
+
+struct cgt_sim_options {
+	int cache_sim;
+	int branch_sim;
+	struct cgt_cache_config I1, D1, LL;	/* checked configurations */
+};
+
+struct cgt_sim;
+
+/* max_access_size: the trace's largest guest register (header). */
+int cgt_sim_open(struct cgt_sim **s, const struct cgt_sim_options *o, uint32_t max_access_size,
+		 struct cgt_error *e);
+
+/* Replays the executions of a batch, in order. */
+int cgt_sim_run(struct cgt_sim *s, const struct cgt_batch *b, struct cgt_error *e);
+
+/* The counts of each instruction of blk: n_insns rows of CGT_N_EVENTS
+   (zeros for a block that never ran under this simulator). */
+void cgt_sim_block_counts(const struct cgt_sim *s, const struct cgt_block *blk, uint64_t *rows);
+
+void cgt_sim_close(struct cgt_sim *s);
+
+#endif
