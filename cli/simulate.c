@@ -62,7 +62,7 @@ static int bad_cache_option(const char *name, const char *value, int result,
 		fprintf(stderr, "cgtrace: One of the cache parameters was too large and overflowed.\n");
 	else
 		fprintf(stderr, "cgtrace: Bad argument '%s'\n", value);
-	fprintf(stderr, "cgtrace: Use --help for more information.\n");
+	fprintf(stderr, "cgtrace: Use --help for more information or consult the user manual.\n");
 	return 1;
 }
 

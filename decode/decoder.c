@@ -2,21 +2,36 @@
  * Decoder of traces whose EVENTS records carry the executions themselves
  * (the Valgrind backend): replays the block table and the module map and
  * hands out executions in batches.
+ *
+ * Decoding runs ahead on a thread of its own, filling a small ring of
+ * batches while the consumer (the simulator) works on the previous ones.
+ * Only that thread touches the reader, the block table's codec state and
+ * the module map until the end of the trace; blocks, once made, never
+ * move or change in what consumers read.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "decode.h"
 
 /* A batch ends when either array is full. */
-#define BATCH_EXECS 4096
-#define BATCH_VALUES (1u << 18)
+/* Small enough for a batch to stay in the host's caches. */
+#define BATCH_EXECS 8192
+#define BATCH_VALUES (1u << 17)
+#define SLOTS 3
+
+struct slot {
+	struct cgt_exec *execs;
+	uint64_t *values;
+	size_t n;
+};
 
 struct cgt_decoder {
 	struct cgt_reader *reader;
 	struct cgt_trace_header header;
 	struct cgt_block_table blocks;
-	uint32_t max_block_ops;
+	uint32_t max_block_values;
 	uint32_t map_epoch;
 
 	struct cgt_mapping *maps;
@@ -26,11 +41,22 @@ struct cgt_decoder {
 	struct cgt_events_cursor events;	/* valid when in_events */
 	int in_events;
 
-	struct cgt_exec *execs;
-	uint64_t *values;
-
 	struct cgt_trace_end end;
 	int have_end, at_end;
+
+	/* The ring: the thread fills slots[filled % SLOTS], the consumer reads
+	   slots[taken % SLOTS]; the consumer holds a slot until its next call. */
+	struct slot slots[SLOTS];
+	uint64_t filled, taken;
+	int holding;
+	int finished;		/* the thread has stopped: end or error */
+	int stopping;		/* the consumer wants it to stop */
+	struct cgt_error error;
+	int status;		/* of the thread: 0 or negative */
+	int thread_started;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
 };
 
 static int add_mapping(struct cgt_decoder *d, const struct cgt_module *m, uint32_t epoch,
@@ -128,8 +154,8 @@ static int take_record(struct cgt_decoder *d, struct cgt_error *e)
 		uint32_t before = d->blocks.n;
 		rc = cgt_blocks_decode(&d->blocks, rec, d->map_epoch, e);
 		for (uint32_t i = before; i < d->blocks.n; i++)
-			if (d->blocks.blocks[i]->n_ops > d->max_block_ops)
-				d->max_block_ops = d->blocks.blocks[i]->n_ops;
+			if (d->blocks.blocks[i]->n_values > d->max_block_values)
+				d->max_block_values = d->blocks.blocks[i]->n_values;
 		return rc;
 	}
 	case CGT_REC_EVENTS:
@@ -149,6 +175,75 @@ static int take_record(struct cgt_decoder *d, struct cgt_error *e)
 	}
 }
 
+/* Fills one slot; returns its count (0 at the end) or a negative error. */
+static int fill_slot(struct cgt_decoder *d, struct slot *slot, struct cgt_error *e)
+{
+	size_t n = 0, used = 0;
+	int rc;
+
+	while (!d->at_end && n < BATCH_EXECS && BATCH_VALUES - used >= d->max_block_values) {
+		if (!d->in_events) {
+			rc = cgt_reader_next(d->reader, &d->rec, e);
+			if (rc < 0)
+				return rc;
+			if (rc == 0) {
+				d->at_end = 1;
+				break;
+			}
+			rc = take_record(d, e);
+			if (rc < 0)
+				return rc;
+			d->in_events = rc == 1;
+			continue;
+		}
+		rc = cgt_events_next(&d->events, &d->blocks, &slot->execs[n], slot->values + used, e);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			d->in_events = 0;
+			continue;
+		}
+		used += slot->execs[n].block->values_in_prefix[slot->execs[n].exit];
+		n++;
+	}
+	slot->n = n;
+	return (int)(n > 0);
+}
+
+static void *decode_ahead(void *arg)
+{
+	struct cgt_decoder *d = arg;
+	struct cgt_error e;
+
+	for (;;) {
+		pthread_mutex_lock(&d->lock);
+		while (d->filled - d->taken == SLOTS && !d->stopping)
+			pthread_cond_wait(&d->cond, &d->lock);
+		int stop = d->stopping;
+		struct slot *slot = &d->slots[d->filled % SLOTS];
+		pthread_mutex_unlock(&d->lock);
+		if (stop)
+			break;
+
+		int rc = fill_slot(d, slot, &e);
+
+		pthread_mutex_lock(&d->lock);
+		if (rc > 0) {
+			d->filled++;
+		} else {
+			d->status = rc;
+			if (rc < 0)
+				d->error = e;
+			d->finished = 1;
+		}
+		pthread_cond_broadcast(&d->cond);
+		pthread_mutex_unlock(&d->lock);
+		if (rc <= 0)
+			break;
+	}
+	return NULL;
+}
+
 int cgt_decoder_open(struct cgt_decoder **out, const char *path, struct cgt_error *e)
 {
 	struct cgt_decoder *d = calloc(1, sizeof(*d));
@@ -157,11 +252,15 @@ int cgt_decoder_open(struct cgt_decoder **out, const char *path, struct cgt_erro
 	*out = NULL;
 	if (d == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
-	d->execs = malloc(BATCH_EXECS * sizeof(*d->execs));
-	d->values = malloc(BATCH_VALUES * sizeof(*d->values));
-	if (d->execs == NULL || d->values == NULL) {
-		cgt_decoder_close(d);
-		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->cond, NULL);
+	for (int i = 0; i < SLOTS; i++) {
+		d->slots[i].execs = malloc(BATCH_EXECS * sizeof(struct cgt_exec));
+		d->slots[i].values = malloc(BATCH_VALUES * sizeof(uint64_t));
+		if (d->slots[i].execs == NULL || d->slots[i].values == NULL) {
+			cgt_decoder_close(d);
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+		}
 	}
 	rc = cgt_reader_open(&d->reader, path, e);
 	if (rc == 0) {
@@ -181,10 +280,13 @@ int cgt_decoder_open(struct cgt_decoder **out, const char *path, struct cgt_erro
 		rc = cgt_fail(e, cgt_err_version,
 			      "%s: traces of the '%s' backend cannot be decoded by this build", path,
 			      d->header.backend);
+	if (rc == 0 && pthread_create(&d->thread, NULL, decode_ahead, d) != 0)
+		rc = cgt_fail(e, cgt_err_nomem, "cannot start the decoding thread");
 	if (rc < 0) {
 		cgt_decoder_close(d);
 		return rc;
 	}
+	d->thread_started = 1;
 	*out = d;
 	return 0;
 }
@@ -196,38 +298,29 @@ const struct cgt_trace_header *cgt_decoder_header(const struct cgt_decoder *d)
 
 int cgt_decoder_next(struct cgt_decoder *d, struct cgt_batch *b, struct cgt_error *e)
 {
-	size_t n = 0, used = 0;
-	int rc;
-
-	b->execs = d->execs;
-	b->n = 0;
-	while (!d->at_end && n < BATCH_EXECS && BATCH_VALUES - used >= d->max_block_ops) {
-		if (!d->in_events) {
-			rc = cgt_reader_next(d->reader, &d->rec, e);
-			if (rc < 0)
-				return rc;
-			if (rc == 0) {
-				d->at_end = 1;
-				break;
-			}
-			rc = take_record(d, e);
-			if (rc < 0)
-				return rc;
-			d->in_events = rc == 1;
-			continue;
-		}
-		rc = cgt_events_next(&d->events, &d->blocks, &d->execs[n], d->values + used, e);
-		if (rc < 0)
-			return rc;
-		if (rc == 0) {
-			d->in_events = 0;
-			continue;
-		}
-		used += d->execs[n].block->n_ops;
-		n++;
+	pthread_mutex_lock(&d->lock);
+	if (d->holding) {	/* give back the slot handed out last time */
+		d->taken++;
+		d->holding = 0;
+		pthread_cond_broadcast(&d->cond);
 	}
-	b->n = n;
-	return n > 0 ? 1 : 0;
+	while (d->filled == d->taken && !d->finished)
+		pthread_cond_wait(&d->cond, &d->lock);
+	int rc = 1;
+	if (d->filled > d->taken) {
+		struct slot *slot = &d->slots[d->taken % SLOTS];
+		b->execs = slot->execs;
+		b->n = slot->n;
+		d->holding = 1;
+	} else {
+		b->execs = NULL;
+		b->n = 0;
+		rc = d->status;
+		if (rc < 0 && e != NULL)
+			*e = d->error;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return rc;
 }
 
 const struct cgt_block_table *cgt_decoder_blocks(const struct cgt_decoder *d)
@@ -265,13 +358,24 @@ void cgt_decoder_close(struct cgt_decoder *d)
 {
 	if (d == NULL)
 		return;
+	if (d->thread_started) {
+		pthread_mutex_lock(&d->lock);
+		d->stopping = 1;
+		pthread_cond_broadcast(&d->cond);
+		pthread_mutex_unlock(&d->lock);
+		pthread_join(d->thread, NULL);
+	}
+	for (int i = 0; i < SLOTS; i++) {
+		free(d->slots[i].execs);
+		free(d->slots[i].values);
+	}
+	pthread_mutex_destroy(&d->lock);
+	pthread_cond_destroy(&d->cond);
 	cgt_reader_close(d->reader);
 	cgt_header_free(&d->header);
 	cgt_block_table_free(&d->blocks);
 	for (size_t i = 0; i < d->n_maps; i++)
 		cgt_module_free(&d->maps[i].module);
 	free(d->maps);
-	free(d->execs);
-	free(d->values);
 	free(d);
 }

@@ -9,8 +9,10 @@
 
 #include "decode.h"
 
-static void print_op(FILE *out, const struct cgt_op *op, uint64_t v)
+static void print_op(FILE *out, const struct cgt_exec *x, uint32_t k, uint64_t v)
 {
+	const struct cgt_op *op = &x->block->ops[k];
+
 	switch (op->kind) {
 	case CGT_OP_READ:
 	case CGT_OP_WRITE:
@@ -26,7 +28,7 @@ static void print_op(FILE *out, const struct cgt_op *op, uint64_t v)
 	}
 	case CGT_OP_COND:
 	case CGT_OP_COND_INV:
-		fprintf(out, "  Bc %s", v ? "taken" : "not-taken");
+		fprintf(out, "  Bc %s", cgt_exec_branch_taken(x, k) ? "taken" : "not-taken");
 		break;
 	case CGT_OP_INDIRECT:
 		fprintf(out, "  Bi %#" PRIx64, v);
@@ -50,6 +52,7 @@ int cgt_trace_dump(FILE *out, const char *path, uint64_t limit, struct cgt_error
 			const struct cgt_exec *x = &b.execs[i];
 			const struct cgt_block *blk = x->block;
 			int open_line = 0;
+			uint32_t j = 0;	/* value ordinal */
 			for (uint32_t k = 0; k < x->n_ops; k++) {
 				const struct cgt_op *op = &blk->ops[k];
 				if (op->kind == CGT_OP_INSN) {
@@ -64,7 +67,8 @@ int cgt_trace_dump(FILE *out, const char *path, uint64_t limit, struct cgt_error
 					open_line = 1;
 					printed++;
 				} else {
-					print_op(out, op, x->values[k]);
+					print_op(out, x, k,
+						 cgt_op_has_value(op->kind) ? x->values[j++] : 0);
 				}
 			}
 			if (open_line)

@@ -176,6 +176,7 @@ struct cgt_block {
 	uint64_t *last_value;	/* codec state: previous value of each value op */
 	/* [0]: ran to the end; [k]: left by exit k (1-based) */
 	struct cgt_prefix_counts *prefix_counts;
+	uint32_t *values_in_prefix;	/* same indexing: value ops executed */
 };
 
 /* Marks a guarded access whose guard was false in a decoded value array. */
@@ -295,15 +296,26 @@ struct cgt_exec {
 	uint32_t n_ops;		/* ops executed: block->ops[0 .. n_ops) */
 	uint32_t exit;		/* 0: ran to the end; k: left by exit k */
 	uint32_t tid;
-	const uint64_t *values;	/* indexed by op: address, target, taken (0/1) */
+	/* values[j]: the value of op block->value_ops[j] -- an address
+	   (CGT_NO_ACCESS: its guard was false) or a target -- for the value
+	   ops executed, block->values_in_prefix[exit] of them. */
+	const uint64_t *values;
 };
+
+/* Whether the conditional branch at op k (executed, COND or COND_INV) was
+   taken: its exit was taken exactly when it is the execution's last op
+   and the execution left by an exit. */
+static inline int cgt_exec_branch_taken(const struct cgt_exec *x, uint32_t k)
+{
+	int exit_taken = x->exit != 0 && k + 1 == x->n_ops;
+	return exit_taken ^ (x->block->ops[k].kind == CGT_OP_COND_INV);
+}
 
 /* Starts an EVENTS payload for thread tid. */
 int cgt_events_begin(struct cgt_buf *b, uint32_t tid);
 /* Appends one execution of blk that ended at exit number exit_ord (1-based
-   among the block's exits; 0: ran to its end).  values[k] is the value of
-   the k-th value op within the executed prefix (CGT_NO_ACCESS for a false
-   guard). */
+   among the block's exits; 0: ran to its end).  values[j] is the value of
+   value op j of the executed prefix (CGT_NO_ACCESS for a false guard). */
 int cgt_events_encode(struct cgt_buf *b, struct cgt_block *blk, uint32_t exit_ord,
 		      const uint64_t *values);
 
@@ -315,8 +327,8 @@ struct cgt_events_cursor {
 };
 
 int cgt_events_open(struct cgt_events_cursor *c, const struct cgt_record *rec, struct cgt_error *e);
-/* 1: *x filled (values written to the caller's array of at least
-   blk->n_ops entries); 0: end of payload; negative: error. */
+/* 1: *x filled (values written to the caller's array, which must hold
+   the n_values of any block); 0: end of payload; negative: error. */
 int cgt_events_next(struct cgt_events_cursor *c, struct cgt_block_table *t, struct cgt_exec *x,
 		    uint64_t *values, struct cgt_error *e);
 

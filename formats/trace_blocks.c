@@ -87,16 +87,18 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 	/* One allocation per block; the 8-byte members come first. */
 	size_t size = sizeof(*b) + n_values * sizeof(uint64_t) + n_insns * sizeof(struct cgt_insn) +
 		      (n_exits + 1) * sizeof(struct cgt_prefix_counts) +
-		      n_ops * sizeof(struct cgt_op) + (n_exits + n_values) * sizeof(uint32_t);
+		      n_ops * sizeof(struct cgt_op) + (2 * n_exits + 1 + n_values) * sizeof(uint32_t) + 8;
 	b = calloc(1, size);
 	if (b == NULL)
 		return -cgt_err_nomem;
+	/* What decoding reads for every execution comes first. */
 	b->last_value = (uint64_t *)(b + 1);
-	b->insns = (struct cgt_insn *)(b->last_value + n_values);
+	b->value_ops = (uint32_t *)(b->last_value + n_values);
+	b->values_in_prefix = b->value_ops + n_values;
+	b->exit_ops = b->values_in_prefix + n_exits + 1;
+	b->insns = (struct cgt_insn *)(((uintptr_t)(b->exit_ops + n_exits) + 7) & ~(uintptr_t)7);
 	b->prefix_counts = (struct cgt_prefix_counts *)(b->insns + n_insns);
 	b->ops = (struct cgt_op *)(b->prefix_counts + n_exits + 1);
-	b->exit_ops = (uint32_t *)(b->ops + n_ops);
-	b->value_ops = b->exit_ops + n_exits;
 	memcpy(b->insns, insns, n_insns * sizeof(*insns));
 	memcpy(b->ops, ops, n_ops * sizeof(*ops));
 
@@ -114,14 +116,16 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 		case CGT_OP_INDIRECT: run.indirects++; break;
 		default: break;
 		}
+		if (cgt_op_has_value(ops[k].kind))
+			b->value_ops[b->n_values++] = k;
 		if (cgt_op_is_exit(ops[k].kind)) {
 			b->exit_ops[b->n_exits++] = k;
 			b->prefix_counts[b->n_exits] = run;
+			b->values_in_prefix[b->n_exits] = b->n_values;
 		}
-		if (cgt_op_has_value(ops[k].kind))
-			b->value_ops[b->n_values++] = k;
 	}
 	b->prefix_counts[0] = run;
+	b->values_in_prefix[0] = b->n_values;
 	b->id = t->n;
 	b->n_insns = n_insns;
 	b->n_ops = n_ops;

@@ -34,16 +34,15 @@ int cgt_events_encode(struct cgt_buf *b, struct cgt_block *blk, uint32_t exit_or
 		      const uint64_t *values)
 {
 	uint8_t *p = cgt_buf_reserve(b, 2 * CGT_VARINT_MAX + blk->n_values * (1 + CGT_VARINT_MAX));
-	uint32_t cut = executed_ops(blk, exit_ord);
 
 	if (p == NULL)
 		return -cgt_err_nomem;
 	p = cgt_put_varint(p, (uint64_t)blk->id << 2 | (exit_ord < 3 ? exit_ord : 3));
 	if (exit_ord >= 3)
 		p = cgt_put_varint(p, exit_ord - 3);
-	for (uint32_t j = 0; j < blk->n_values && blk->value_ops[j] < cut; j++) {
+	for (uint32_t j = 0; j < blk->values_in_prefix[exit_ord]; j++) {
 		uint32_t k = blk->value_ops[j];
-		uint64_t v = values[k];
+		uint64_t v = values[j];
 		if (is_guarded(blk->ops[k].kind)) {
 			*p++ = v != CGT_NO_ACCESS;
 			if (v == CGT_NO_ACCESS)
@@ -82,6 +81,25 @@ static int events_fail(const struct cgt_events_cursor *c, const uint8_t *at, con
 	return cursor_fail(&cur, expected);
 }
 
+/* The values of an execution whose every read stays within the record
+   (checked by the caller): no bounds checks per byte. */
+static inline uint64_t fast_uvarint(const uint8_t **pp)
+{
+	const uint8_t *p = *pp;
+	uint64_t v = *p++;
+	if (v >= 0x80) {
+		v &= 0x7f;
+		for (unsigned shift = 7;; shift += 7) {
+			uint8_t b = *p++;
+			v |= (uint64_t)(b & 0x7f) << shift;
+			if (b < 0x80 || shift >= 63)
+				break;
+		}
+	}
+	*pp = p;
+	return v;
+}
+
 int cgt_events_next(struct cgt_events_cursor *c, struct cgt_block_table *t, struct cgt_exec *x,
 		    uint64_t *values, struct cgt_error *e)
 {
@@ -109,28 +127,34 @@ int cgt_events_next(struct cgt_events_cursor *c, struct cgt_block_table *t, stru
 	if (exit_ord > blk->n_exits)
 		return events_fail(c, start, "an exit number within the block's exits", e);
 	uint32_t cut = executed_ops(blk, (uint32_t)exit_ord);
+	uint32_t n_values = blk->values_in_prefix[exit_ord];
+	uint64_t *last = blk->last_value;
 
-	for (uint32_t j = 0; j < blk->n_values && blk->value_ops[j] < cut; j++) {
-		uint32_t k = blk->value_ops[j];
-		const uint8_t *at = c->p;
-		if (is_guarded(blk->ops[k].kind)) {
-			if (c->p >= c->end || *c->p > 1)
-				return events_fail(c, at, "a guard byte (0 or 1)", e);
-			if (*c->p++ == 0) {
-				values[k] = CGT_NO_ACCESS;
-				continue;
-			}
+	if (blk->n_guarded == 0 && (size_t)(c->end - c->p) >= (size_t)n_values * CGT_VARINT_MAX) {
+		const uint8_t *p = c->p;
+		for (uint32_t j = 0; j < n_values; j++) {
+			last[j] += (uint64_t)cgt_unzigzag(fast_uvarint(&p));
+			values[j] = last[j];
 		}
-		int64_t delta;
-		if (cgt_get_svarint(&c->p, c->end, &delta) < 0)
-			return events_fail(c, at, "an address or target", e);
-		blk->last_value[j] += (uint64_t)delta;
-		values[k] = blk->last_value[j];
-	}
-	for (uint32_t j = 0; j < blk->n_exits && blk->exit_ops[j] < cut; j++) {
-		uint32_t k = blk->exit_ops[j];
-		uint64_t guard = exit_ord != 0 && k == cut - 1;
-		values[k] = blk->ops[k].kind == CGT_OP_COND_INV ? !guard : guard;
+		c->p = p;
+	} else {
+		for (uint32_t j = 0; j < n_values; j++) {
+			uint32_t k = blk->value_ops[j];
+			const uint8_t *at = c->p;
+			if (is_guarded(blk->ops[k].kind)) {
+				if (c->p >= c->end || *c->p > 1)
+					return events_fail(c, at, "a guard byte (0 or 1)", e);
+				if (*c->p++ == 0) {
+					values[j] = CGT_NO_ACCESS;
+					continue;
+				}
+			}
+			int64_t delta;
+			if (cgt_get_svarint(&c->p, c->end, &delta) < 0)
+				return events_fail(c, at, "an address or target", e);
+			last[j] += (uint64_t)delta;
+			values[j] = last[j];
+		}
 	}
 	x->block = blk;
 	x->n_ops = cut;
@@ -152,9 +176,9 @@ void cgt_counts_add_exec(struct cgt_trace_counts *n, const struct cgt_exec *x)
 	n->modifies += c->modifies;
 	n->conds += c->conds;
 	n->indirects += c->indirects;
-	for (uint32_t j = 0; blk->n_guarded && j < blk->n_values && blk->value_ops[j] < x->n_ops; j++) {
+	for (uint32_t j = 0; blk->n_guarded && j < blk->values_in_prefix[x->exit]; j++) {
 		uint32_t k = blk->value_ops[j];
-		if (x->values[k] == CGT_NO_ACCESS)
+		if (x->values[j] == CGT_NO_ACCESS)
 			continue;
 		n->reads += blk->ops[k].kind == CGT_OP_READ_GUARDED;
 		n->writes += blk->ops[k].kind == CGT_OP_WRITE_GUARDED;

@@ -41,7 +41,7 @@ static inline void cache_model_free(struct cache_model *c)
 }
 
 /* Looks tag up in one set and makes it the set's most recently used. */
-static inline int cache_set_is_miss(struct cache_model *c, uint64_t set_no, uint64_t tag)
+static inline __attribute__((always_inline)) int cache_set_is_miss(struct cache_model *c, uint64_t set_no, uint64_t tag)
 {
 	uint64_t *set = c->tags + set_no * c->assoc;
 	uint32_t i;
@@ -63,7 +63,7 @@ static inline int cache_set_is_miss(struct cache_model *c, uint64_t set_no, uint
 }
 
 /* One reference of size bytes (1-255, at most one line) at addr. */
-static inline int cache_ref_is_miss(struct cache_model *c, uint64_t addr, uint32_t size)
+static inline __attribute__((always_inline)) int cache_ref_is_miss(struct cache_model *c, uint64_t addr, uint32_t size)
 {
 	uint64_t block1 = addr >> c->line_bits;
 	uint64_t block2 = (addr + size - 1) >> c->line_bits;

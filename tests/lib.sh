@@ -54,3 +54,13 @@ info_counts() {
 	"$CGTRACE" info "$1" | awk '/instructions \(Ir\)/ { ir = $3 } /data reads \(Dr\)/ { dr = $4 }
 		/data writes \(Dw\)/ { dw = $4 } END { print ir, dr, dw }' | tr -d ,
 }
+
+# per_function FILE: "file:function count count ..." per function, sorted.
+per_function() {
+	awk '/^fl=/ { fl = substr($0, 4) } /^fn=/ { fn = substr($0, 4) }
+		/^[0-9]/ { key = fl ":" fn; n[key] = NF - 1; for (i = 2; i <= NF; i++) s[key, i] += $i }
+		END { for (k in n) { line = k; for (i = 2; i <= n[k] + 1; i++) line = line " " s[k, i]; print line } }' "$1" | sort
+}
+
+# summary_line FILE: the counts of the summary: line.
+summary_line() { sed -n 's/^summary: //p' "$1"; }

@@ -279,7 +279,7 @@ static int on_exec(struct converter *c, uint32_t id)
 	const struct raw_layout *l = &c->layouts[id];
 	const uint8_t *p = c->p;
 	uint64_t *values = c->values;
-	uint32_t exit_ord = 0, exits = 0;
+	uint32_t exit_ord = 0, exits = 0, j = 0;
 	int checked = (size_t)(c->end - p) < l->max_bytes;
 
 	for (uint32_t s = 0; s < l->n_slots; s++) {
@@ -288,14 +288,13 @@ static int on_exec(struct converter *c, uint32_t id)
 			if ((size_t)(c->end - p) < need)
 				return bad_item(c, "a truncated execution record");
 		}
-		uint32_t k = l->op[s];
 		switch (l->type[s]) {
 		case SLOT_VALUE:
-			values[k] = le64(p);
+			values[j++] = le64(p);
 			p += 8;
 			break;
 		case SLOT_GUARDED:
-			values[k] = p[0] ? le64(p + 1) : CGT_NO_ACCESS;
+			values[j++] = p[0] ? le64(p + 1) : CGT_NO_ACCESS;
 			p += 9;
 			break;
 		default:

@@ -109,14 +109,15 @@ static void events_round_trip(void)
 	CHECK(cgt_block_table_add(&enc, insns, 3, ops, 9, 0, &why) == 0);
 	CHECK(cgt_block_table_add(&dec, insns, 3, ops, 9, 0, &why) == 0);
 	CHECK(cgt_events_begin(&buf, 3) == 0);
+	/* values by ordinal: read, modify, guarded write, indirect target */
 	/* 1: ran to the end, guard true */
-	in[1] = 0x7000; in[4] = 0x8000; in[5] = 0x9000; in[8] = 0x2000;
+	in[0] = 0x7000; in[1] = 0x8000; in[2] = 0x9000; in[3] = 0x2000;
 	CHECK(cgt_events_encode(&buf, enc.blocks[0], 0, in) == 0);
 	/* 2: left by exit 2, guard false */
-	in[1] = 0x7008; in[4] = 0x8004; in[5] = CGT_NO_ACCESS;
+	in[0] = 0x7008; in[1] = 0x8004; in[2] = CGT_NO_ACCESS;
 	CHECK(cgt_events_encode(&buf, enc.blocks[0], 2, in) == 0);
 	/* 3: left by exit 1 */
-	in[1] = 0x6000;
+	in[0] = 0x6000;
 	CHECK(cgt_events_encode(&buf, enc.blocks[0], 1, in) == 0);
 
 	struct cgt_record rec = record_of(&buf, CGT_REC_EVENTS);
@@ -128,23 +129,23 @@ static void events_round_trip(void)
 	CHECK_EQ(x.tid, 3);
 	CHECK_EQ(x.n_ops, 9);
 	CHECK_EQ(x.exit, 0);
-	CHECK_EQ(out[1], 0x7000);
-	CHECK_EQ(out[2], 1);	/* COND_INV, not left: taken */
-	CHECK_EQ(out[5], 0x9000);
-	CHECK_EQ(out[8], 0x2000);
+	CHECK_EQ(out[0], 0x7000);
+	CHECK_EQ(cgt_exec_branch_taken(&x, 2), 1);	/* COND_INV, not left: taken */
+	CHECK_EQ(out[2], 0x9000);
+	CHECK_EQ(out[3], 0x2000);
 	cgt_counts_add_exec(&n, &x);
 	CHECK(cgt_events_next(&c, &dec, &x, out, &e) == 1);
 	CHECK_EQ(x.n_ops, 7);
 	CHECK_EQ(x.exit, 2);
-	CHECK_EQ(out[1], 0x7008);
-	CHECK_EQ(out[4], 0x8004);
-	CHECK(out[5] == CGT_NO_ACCESS);
-	CHECK_EQ(out[6], 1);	/* the exit taken */
+	CHECK_EQ(out[0], 0x7008);
+	CHECK_EQ(out[1], 0x8004);
+	CHECK(out[2] == CGT_NO_ACCESS);
+	CHECK_EQ(x.exit, 2);	/* the EXIT op was where it left */
 	cgt_counts_add_exec(&n, &x);
 	CHECK(cgt_events_next(&c, &dec, &x, out, &e) == 1);
 	CHECK_EQ(x.n_ops, 3);
-	CHECK_EQ(out[1], 0x6000);
-	CHECK_EQ(out[2], 0);	/* COND_INV left: not taken */
+	CHECK_EQ(out[0], 0x6000);
+	CHECK_EQ(cgt_exec_branch_taken(&x, 2), 0);	/* COND_INV left: not taken */
 	cgt_counts_add_exec(&n, &x);
 	CHECK(cgt_events_next(&c, &dec, &x, out, &e) == 0);
 

@@ -1,0 +1,57 @@
+# cgtrace simulate gives exactly Cachegrind's 13 totals and per-function
+# counts (--cache-sim=yes --branch-sim=yes) for every test program and four
+# cache configurations -- each program recorded once, its trace simulated
+# with every configuration, each compared with a Cachegrind run of its own.
+source "$(dirname "$0")/../lib.sh"
+
+configs=(
+	"--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
+	"--I1=32768,8,64 --D1=32768,1,64 --LL=8388608,16,64"
+	"--I1=32768,8,64 --D1=49152,12,64 --LL=8388608,16,64"
+	"--I1=32768,8,128 --D1=32768,8,128 --LL=8388608,16,128"
+)
+names=("32K 8-way I1/D1, 8M 16-way LL" "direct-mapped D1" "48K 12-way D1" "128-byte lines")
+
+python3 -c "
+import random
+random.seed(7)
+print(''.join('%d\n' % random.randrange(10**9) for _ in range(20000)), end='')" > numbers.txt
+
+compare() {
+	local name=$1
+	shift
+	clean_env "$CGTRACE" record -q -o rec.zst -- "$@" >/dev/null
+	for i in "${!configs[@]}"; do
+		CG_OPTS="--cache-sim=yes --branch-sim=yes ${configs[$i]}" cachegrind cg.out "$@"
+		"$CGTRACE" simulate -q --branch-sim=yes ${configs[$i]} -o ct.out rec.zst
+		check_eq "$name, ${names[$i]}: the 13 totals" "$(summary_line cg.out)" "$(summary_line ct.out)"
+		check_eq "$name, ${names[$i]}: per-function counts" "$(per_function cg.out)" "$(per_function ct.out)"
+		check "$name, ${names[$i]}: the whole cachegrind.out is Cachegrind's, byte for byte" cmp -s cg.out ct.out
+	done
+}
+
+for p in loops ptrchase recursion interp strings straddle avx2; do
+	compare "$p" "$PROGS/$p"
+done
+compare "sort" sort -n --parallel=1 -o sorted.txt numbers.txt
+
+# Threads: each count within the spread of three Cachegrind runs (plus
+# 0.1% and 2), Valgrind's thread scheduling varying from run to run.
+cfg=${configs[0]}
+clean_env "$CGTRACE" record -q -o threads.zst -- "$PROGS/threads" >/dev/null
+"$CGTRACE" simulate -q --branch-sim=yes $cfg -o ct.threads threads.zst
+for i in 1 2 3; do
+	CG_OPTS="--cache-sim=yes --branch-sim=yes $cfg" cachegrind cg.threads.$i "$PROGS/threads"
+done
+read -r -a mine <<<"$(summary_line ct.threads)"
+events=(Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw Bc Bcm Bi Bim)
+for k in "${!events[@]}"; do
+	vals=$(for i in 1 2 3; do read -r -a s <<<"$(summary_line cg.threads.$i)"; echo "${s[$k]}"; done | sort -n)
+	lo=$(echo "$vals" | head -1)
+	hi=$(echo "$vals" | tail -1)
+	if awk -v v="${mine[$k]}" -v lo="$lo" -v hi="$hi" 'BEGIN { t = hi * 0.001 + 2; exit !(v >= lo - t && v <= hi + t) }'; then
+		ok "threads: ${events[$k]} ${mine[$k]} within Cachegrind's runs [$lo, $hi]"
+	else
+		not_ok "threads: ${events[$k]} ${mine[$k]} within Cachegrind's runs [$lo, $hi]"
+	fi
+done
