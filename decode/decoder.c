@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <immintrin.h>
 
 #include "decode.h"
 
@@ -45,7 +46,10 @@ struct cgt_decoder {
 	int have_end, at_end;
 
 	/* The ring: the thread fills slots[filled % SLOTS], the consumer reads
-	   slots[taken % SLOTS]; the consumer holds a slot until its next call. */
+	   slots[taken % SLOTS]; the consumer holds a slot until its next call.
+	   filled and taken are also read without the lock, to spin briefly
+	   before sleeping: both sides are usually busy, and a sleep and wake-up
+	   per batch costs more than the batch. */
 	struct slot slots[SLOTS];
 	uint64_t filled, taken;
 	int holding;
@@ -210,12 +214,22 @@ static int fill_slot(struct cgt_decoder *d, struct slot *slot, struct cgt_error 
 	return (int)(n > 0);
 }
 
+/* Waits up to about 50 microseconds for *counter to differ from value. */
+static void spin_until_changed(const uint64_t *counter, uint64_t value)
+{
+	for (int i = 0; i < 2000 && __atomic_load_n(counter, __ATOMIC_ACQUIRE) == value; i++)
+		_mm_pause();
+}
+
 static void *decode_ahead(void *arg)
 {
 	struct cgt_decoder *d = arg;
 	struct cgt_error e;
 
 	for (;;) {
+		if (__atomic_load_n(&d->filled, __ATOMIC_RELAXED) -
+			    __atomic_load_n(&d->taken, __ATOMIC_ACQUIRE) == SLOTS)
+			spin_until_changed(&d->taken, d->filled - SLOTS);
 		pthread_mutex_lock(&d->lock);
 		while (d->filled - d->taken == SLOTS && !d->stopping)
 			pthread_cond_wait(&d->cond, &d->lock);
@@ -229,7 +243,7 @@ static void *decode_ahead(void *arg)
 
 		pthread_mutex_lock(&d->lock);
 		if (rc > 0) {
-			d->filled++;
+			__atomic_store_n(&d->filled, d->filled + 1, __ATOMIC_RELEASE);
 		} else {
 			d->status = rc;
 			if (rc < 0)
@@ -298,12 +312,15 @@ const struct cgt_trace_header *cgt_decoder_header(const struct cgt_decoder *d)
 
 int cgt_decoder_next(struct cgt_decoder *d, struct cgt_batch *b, struct cgt_error *e)
 {
-	pthread_mutex_lock(&d->lock);
 	if (d->holding) {	/* give back the slot handed out last time */
-		d->taken++;
+		__atomic_store_n(&d->taken, d->taken + 1, __ATOMIC_RELEASE);
 		d->holding = 0;
+		pthread_mutex_lock(&d->lock);
 		pthread_cond_broadcast(&d->cond);
+		pthread_mutex_unlock(&d->lock);
 	}
+	spin_until_changed(&d->filled, d->taken);
+	pthread_mutex_lock(&d->lock);
 	while (d->filled == d->taken && !d->finished)
 		pthread_cond_wait(&d->cond, &d->lock);
 	int rc = 1;
