@@ -23,7 +23,8 @@ compare "sort (Debian binary)" sort -n --parallel=1 -o sorted.txt numbers.txt
 check "sort's output is sorted" sort -n -c sorted.txt
 
 # Threads: Valgrind's scheduling varies from run to run; the recorded counts
-# must lie within the spread of three Cachegrind runs (plus 0.01%).
+# must lie within the spread of three Cachegrind runs, widened by 0.05%
+# (three runs need not show the whole spread: Dr varies by ~36 in 300,000).
 lo=() hi=()
 for i in 1 2 3; do
 	CG_OPTS=--cache-sim=yes cachegrind cg.$i.out "$PROGS/threads"
@@ -38,7 +39,7 @@ for ev in Ir Dr Dw; do
 	vals=$(for i in 1 2 3; do summary_field cg.$i.out $ev; done | sort -n)
 	min=$(echo "$vals" | head -1)
 	max=$(echo "$vals" | tail -1)
-	if awk -v v="$mine" -v lo="$min" -v hi="$max" 'BEGIN { t = hi * 1e-4; exit !(v >= lo - t && v <= hi + t) }'; then
+	if awk -v v="$mine" -v lo="$min" -v hi="$max" 'BEGIN { t = hi * 5e-4; exit !(v >= lo - t && v <= hi + t) }'; then
 		ok "threads: $ev $mine within Cachegrind's runs [$min, $max]"
 	else
 		not_ok "threads: $ev $mine within Cachegrind's runs [$min, $max]"
