@@ -8,20 +8,6 @@
 
 #include "decode.h"
 
-static const char *grouped(uint64_t v, char *buf)
-{
-	char digits[32];
-	int len = snprintf(digits, sizeof(digits), "%" PRIu64, v), o = 0;
-
-	for (int i = 0; i < len; i++) {
-		if (i > 0 && (len - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = digits[i];
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
 static void print_cache(FILE *out, const struct cgt_cache_geom *c)
 {
 	static const char *kind[] = { "", "d", "i", "" };
@@ -85,18 +71,18 @@ static void print_modules(FILE *out, const struct cgt_mapping *maps, size_t n)
 
 static void print_counts(FILE *out, const struct cgt_trace_counts *n)
 {
-	char a[32], b[32];
+	char a[CGT_COUNT_TEXT], b[CGT_COUNT_TEXT];
 
-	fprintf(out, "  instructions (Ir):       %s\n", grouped(n->insns, a));
+	fprintf(out, "  instructions (Ir):       %s\n", cgt_format_count(n->insns, a));
 	fprintf(out, "  data reads (Dr):         %s (%s of them read-modify-write)\n",
-		grouped(n->reads + n->modifies, a), grouped(n->modifies, b));
-	fprintf(out, "  data writes (Dw):        %s\n", grouped(n->writes, a));
-	fprintf(out, "  conditional branches:    %s\n", grouped(n->conds, a));
-	fprintf(out, "  indirect branches:       %s\n", grouped(n->indirects, a));
-	fprintf(out, "  block executions:        %s\n", grouped(n->block_execs, a));
-	fprintf(out, "  distinct blocks:         %s\n", grouped(n->blocks, a));
+		cgt_format_count(n->reads + n->modifies, a), cgt_format_count(n->modifies, b));
+	fprintf(out, "  data writes (Dw):        %s\n", cgt_format_count(n->writes, a));
+	fprintf(out, "  conditional branches:    %s\n", cgt_format_count(n->conds, a));
+	fprintf(out, "  indirect branches:       %s\n", cgt_format_count(n->indirects, a));
+	fprintf(out, "  block executions:        %s\n", cgt_format_count(n->block_execs, a));
+	fprintf(out, "  distinct blocks:         %s\n", cgt_format_count(n->blocks, a));
 	if (n->threads)
-		fprintf(out, "  threads:                 %s\n", grouped(n->threads, a));
+		fprintf(out, "  threads:                 %s\n", cgt_format_count(n->threads, a));
 }
 
 int cgt_trace_info(FILE *out, const char *path, struct cgt_error *e)

@@ -11,32 +11,34 @@
 
 #include "trace.h"
 
-static void read_build_id(int fd, struct cgt_module *m)
+size_t cgt_elf_build_id(Elf *elf, uint8_t *id, size_t cap)
 {
-	Elf *elf;
-	Elf_Scn *scn = NULL;
-
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf == NULL)
-		return;
-	while ((scn = elf_nextscn(elf, scn)) != NULL && m->build_id_len == 0) {
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
 		GElf_Shdr shdr;
 		if (gelf_getshdr(scn, &shdr) == NULL || shdr.sh_type != SHT_NOTE)
 			continue;
 		Elf_Data *data = elf_getdata(scn, NULL);
 		size_t off = 0, name_off, desc_off;
 		GElf_Nhdr nh;
-		while (data != NULL && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		while (data != NULL && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0)
 			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) == 0 &&
-			    nh.n_descsz <= sizeof(m->build_id)) {
-				memcpy(m->build_id, (const char *)data->d_buf + desc_off, nh.n_descsz);
-				m->build_id_len = nh.n_descsz;
-				break;
+			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) == 0) {
+				if (nh.n_descsz > cap)
+					return 0;
+				memcpy(id, (const char *)data->d_buf + desc_off, nh.n_descsz);
+				return nh.n_descsz;
 			}
-		}
 	}
+	return 0;
+}
+
+static void read_build_id(int fd, struct cgt_module *m)
+{
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf == NULL)
+		return;
+	m->build_id_len = (uint32_t)cgt_elf_build_id(elf, m->build_id, sizeof(m->build_id));
 	elf_end(elf);
 }
 

@@ -260,7 +260,20 @@ int cgt_end_decode(struct cgt_trace_end *end, const struct cgt_record *rec, stru
 
 const char *cgt_record_type_name(unsigned type);
 
+/* ---- Text (text.c) ---------------------------------------------------- */
+
+#define CGT_COUNT_TEXT 32
+
+/* v with thousands separators ("1,234,567"), as Valgrind's %'u; returns buf. */
+const char *cgt_format_count(uint64_t v, char buf[CGT_COUNT_TEXT]);
+
 /* ---- Module files (module_identity.c) -------------------------------- */
+
+struct Elf;
+
+/* The GNU build-id of an ELF file: its length (0 if none or longer than
+   cap) with the bytes in id. */
+size_t cgt_elf_build_id(struct Elf *elf, uint8_t *id, size_t cap);
 
 /* Fills m's build-id, file size and mtime from the file at m->path (zeros
    when it cannot be read). */

@@ -118,22 +118,16 @@ struct sections {
 static struct bytes section(Elf *elf, const char *name)
 {
 	struct bytes b = { NULL, NULL, 0 };
-	size_t shstrndx;
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+	Elf_Scn *scn = elf_section(elf, name);
+	GElf_Shdr sh;
+	if (scn == NULL || gelf_getshdr(scn, &sh) == NULL || sh.sh_type == SHT_NOBITS)
 		return b;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
-		GElf_Shdr sh;
-		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
-		if (n == NULL || strcmp(n, name) != 0 || sh.sh_type == SHT_NOBITS)
-			continue;
-		if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
-			return b;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		if (d != NULL && d->d_buf != NULL) {
-			b.p = d->d_buf;
-			b.end = b.p + d->d_size;
-		}
+	if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
 		return b;
+	Elf_Data *d = elf_getdata(scn, NULL);
+	if (d != NULL && d->d_buf != NULL) {
+		b.p = d->d_buf;
+		b.end = b.p + d->d_size;
 	}
 	return b;
 }
@@ -475,16 +469,9 @@ static void canonicalise(struct dwarf_lines *l)
 
 static int has_section(Elf *elf, const char *name)
 {
-	size_t shstrndx;
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return 0;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
-		GElf_Shdr sh;
-		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
-		if (n != NULL && strcmp(n, name) == 0 && sh.sh_type != SHT_NOBITS)
-			return 1;
-	}
-	return 0;
+	Elf_Scn *scn = elf_section(elf, name);
+	GElf_Shdr sh;
+	return scn != NULL && gelf_getshdr(scn, &sh) != NULL && sh.sh_type != SHT_NOBITS;
 }
 
 /* ---- Interface -------------------------------------------------------- */
@@ -525,7 +512,7 @@ struct dwarf_lines *dwarf_lines_open(const char *path, uint64_t bias, struct str
 		goto fail;
 	l->bias = bias;
 	l->names = names;
-	size_t n_ph, shstrndx;
+	size_t n_ph;
 	if (elf_getphdrnum(elf, &n_ph) == 0)
 		for (size_t i = 0; i < n_ph && l->n_rx < 16; i++) {
 			GElf_Phdr ph;
@@ -534,15 +521,12 @@ struct dwarf_lines *dwarf_lines_open(const char *path, uint64_t bias, struct str
 				l->rx_hi[l->n_rx++] = (ph.p_vaddr + ph.p_memsz + 0xfff) & ~0xfffull;
 			}
 		}
-	if (elf_getshdrstrndx(elf, &shstrndx) == 0)
-		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
-			GElf_Shdr sh;
-			const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
-			if (n != NULL && strcmp(n, ".text") == 0) {
-				l->text_lo = sh.sh_addr;
-				l->text_hi = sh.sh_addr + sh.sh_size;
-			}
-		}
+	Elf_Scn *text = elf_section(elf, ".text");
+	GElf_Shdr sh;
+	if (text != NULL && gelf_getshdr(text, &sh) != NULL) {
+		l->text_lo = sh.sh_addr;
+		l->text_hi = sh.sh_addr + sh.sh_size;
+	}
 	/* Valgrind looks for separate debug information only when the file
 	   has no .debug_info of its own. */
 	if (has_section(elf, ".debug_info")) {

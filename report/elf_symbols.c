@@ -91,16 +91,9 @@ static void read_layout(Elf *elf, struct layout *lay)
 
 static Elf_Scn *find_section(Elf *elf, Elf64_Word type, const char *name)
 {
-	size_t shstrndx;
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
-		GElf_Shdr sh;
-		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
-		if (n != NULL && sh.sh_type == type && strcmp(n, name) == 0)
-			return scn;
-	}
-	return NULL;
+	Elf_Scn *scn = elf_section(elf, name);
+	GElf_Shdr sh;
+	return scn != NULL && gelf_getshdr(scn, &sh) != NULL && sh.sh_type == type ? scn : NULL;
 }
 
 static int add_sym(struct elf_symbols *s, size_t *cap, const struct sym *sym)

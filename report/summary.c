@@ -11,16 +11,21 @@
 /* Valgrind's "%,*llu": thousands separators, right-aligned in width. */
 static void print_count(FILE *f, uint64_t v, int width)
 {
-	char digits[32], buf[48];
-	int len = snprintf(digits, sizeof(digits), "%" PRIu64, v), o = 0;
+	char buf[CGT_COUNT_TEXT];
+	fprintf(f, "%*s", width, cgt_format_count(v, buf));
+}
 
-	for (int i = 0; i < len; i++) {
-		if (i > 0 && (len - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = digits[i];
-	}
-	buf[o] = '\0';
-	fprintf(f, "%*s", width, buf);
+/* "<label> <all>  (<rd> rd   + <wr> wr)", columns of widths l1, l2, l3. */
+static void print_split(FILE *f, const char *pfx, const char *label, uint64_t all, uint64_t rd,
+			uint64_t wr, const int *widths)
+{
+	fprintf(f, "%s%s ", pfx, label);
+	print_count(f, all, widths[0]);
+	fputs("  (", f);
+	print_count(f, rd, widths[1]);
+	fputs(" rd   + ", f);
+	print_count(f, wr, widths[2]);
+	fputs(" wr)\n", f);
 }
 
 /* Valgrind's "%*.Nf" (m_debuglog.c): the fraction is truncated, then
@@ -80,6 +85,7 @@ void cgt_print_summary(FILE *f, long pid, const uint64_t totals[CGT_N_EVENTS], i
 	int l1 = count_width(t[CGT_Ir]);
 	int l2 = count_width(max_u64(t[CGT_Dr], t[CGT_Bc]));
 	int l3 = count_width(max_u64(t[CGT_Dw], t[CGT_Bi]));
+	const int widths[3] = { l1, l2, l3 };
 
 	fprintf(f, "%sI   refs:      ", pfx);
 	print_count(f, t[CGT_Ir], l1);
@@ -98,23 +104,9 @@ void cgt_print_summary(FILE *f, long pid, const uint64_t totals[CGT_N_EVENTS], i
 
 		uint64_t d = t[CGT_Dr] + t[CGT_Dw], d1 = t[CGT_D1mr] + t[CGT_D1mw],
 			 dl = t[CGT_DLmr] + t[CGT_DLmw];
-		const struct {
-			const char *label;
-			uint64_t all, rd, wr;
-		} rows[] = {
-			{ "D   refs:     ", d, t[CGT_Dr], t[CGT_Dw] },
-			{ "D1  misses:   ", d1, t[CGT_D1mr], t[CGT_D1mw] },
-			{ "LLd misses:   ", dl, t[CGT_DLmr], t[CGT_DLmw] },
-		};
-		for (int i = 0; i < 3; i++) {
-			fprintf(f, "%s%s ", pfx, rows[i].label);
-			print_count(f, rows[i].all, l1);
-			fputs("  (", f);
-			print_count(f, rows[i].rd, l2);
-			fputs(" rd   + ", f);
-			print_count(f, rows[i].wr, l3);
-			fputs(" wr)\n", f);
-		}
+		print_split(f, pfx, "D   refs:     ", d, t[CGT_Dr], t[CGT_Dw], widths);
+		print_split(f, pfx, "D1  misses:   ", d1, t[CGT_D1mr], t[CGT_D1mw], widths);
+		print_split(f, pfx, "LLd misses:   ", dl, t[CGT_DLmr], t[CGT_DLmw], widths);
 		uint64_t dd = d ? d : 1, dr = t[CGT_Dr] ? t[CGT_Dr] : 1, dw = t[CGT_Dw] ? t[CGT_Dw] : 1;
 		const struct {
 			const char *label;
@@ -136,22 +128,8 @@ void cgt_print_summary(FILE *f, long pid, const uint64_t totals[CGT_N_EVENTS], i
 
 		uint64_t ll = t[CGT_D1mr] + t[CGT_D1mw] + t[CGT_I1mr], ll_r = t[CGT_D1mr] + t[CGT_I1mr];
 		uint64_t llm = t[CGT_DLmr] + t[CGT_DLmw] + t[CGT_ILmr], llm_r = t[CGT_DLmr] + t[CGT_ILmr];
-		const struct {
-			const char *label;
-			uint64_t all, rd, wr;
-		} ll_rows[] = {
-			{ "LL refs:      ", ll, ll_r, t[CGT_D1mw] },
-			{ "LL misses:    ", llm, llm_r, t[CGT_DLmw] },
-		};
-		for (int i = 0; i < 2; i++) {
-			fprintf(f, "%s%s ", pfx, ll_rows[i].label);
-			print_count(f, ll_rows[i].all, l1);
-			fputs("  (", f);
-			print_count(f, ll_rows[i].rd, l2);
-			fputs(" rd   + ", f);
-			print_count(f, ll_rows[i].wr, l3);
-			fputs(" wr)\n", f);
-		}
+		print_split(f, pfx, "LL refs:      ", ll, ll_r, t[CGT_D1mw], widths);
+		print_split(f, pfx, "LL misses:    ", llm, llm_r, t[CGT_DLmw], widths);
 		/* Cachegrind had already replaced zero totals by 1 here. */
 		fprintf(f, "%sLL miss rate:  ", pfx);
 		print_fixed(f, ratio(llm, ir + dd), l1, 1);

@@ -20,6 +20,9 @@ struct string_set {
 const char *string_set_intern(struct string_set *set, const char *s);
 void string_set_free(struct string_set *set);
 
+/* The section of elf called name, or NULL (elf_files.c). */
+Elf_Scn *elf_section(Elf *elf, const char *name);
+
 /* The separate debug file of elf (at path), as Valgrind finds it, or NULL.
    The caller closes *fd after elf_end. */
 Elf *debug_file_open(Elf *elf, const char *path, int *fd);

@@ -101,21 +101,6 @@ void cgt_cache_describe(const struct cgt_cache_config *c, char *buf, size_t n)
 		snprintf(buf, n, "%d B, %d B, %d-way associative", c->size, c->line, c->assoc);
 }
 
-/* 12345678 -> "12,345,678", as Valgrind's %'u. */
-static void grouped(uint32_t v, char *buf, size_t n)
-{
-	char digits[16];
-	int len = snprintf(digits, sizeof(digits), "%u", v);
-	size_t o = 0;
-
-	for (int i = 0; i < len && o + 1 < n; i++) {
-		if (i > 0 && (len - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = digits[i];
-	}
-	buf[o] = '\0';
-}
-
 static void warn(struct cgt_cache_defaults *d, const char *text)
 {
 	if (d->n_warnings < sizeof(d->warnings) / sizeof(d->warnings[0]))
@@ -144,14 +129,12 @@ static void adjust_ll(struct cgt_cache_defaults *d)
 	}
 	if (new_size == size && new_assoc == assoc)
 		return;
-	char a[32], b[32], msg[160];
-	grouped(size, a, sizeof(a));
-	grouped(new_size, b, sizeof(b));
+	char a[CGT_COUNT_TEXT], b[CGT_COUNT_TEXT], msg[160];
 	snprintf(msg, sizeof(msg), "warning: specified LL cache: line_size %u  assoc %u  total_size %s",
-		 line, assoc, a);
+		 line, assoc, cgt_format_count(size, a));
 	warn(d, msg);
 	snprintf(msg, sizeof(msg), "warning: simulated LL cache: line_size %u  assoc %u  total_size %s",
-		 line, new_assoc, b);
+		 line, new_assoc, cgt_format_count(new_size, b));
 	warn(d, msg);
 	ll->size = (int32_t)new_size;
 	ll->assoc = (int32_t)new_assoc;

@@ -35,6 +35,14 @@ check_contains() {
 # A fixed environment, so that Cachegrind and cgtrace runs see the same one.
 clean_env() { env -i PATH=/usr/bin:/bin HOME="$WORK" LANG=C "$@"; }
 
+# numbers FILE: 20,000 pseudo-random numbers, one a line, always the same.
+numbers() {
+	python3 -c "
+import random
+random.seed(7)
+print(''.join('%d\\n' % random.randrange(10**9) for _ in range(20000)), end='')" > "$1"
+}
+
 # cachegrind OUTFILE PROG ARGS...: runs Cachegrind (3.19 defaults: cache
 # simulation on) with extra options from $CG_OPTS.
 cachegrind() {
@@ -64,3 +72,21 @@ per_function() {
 
 # summary_line FILE: the counts of the summary: line.
 summary_line() { sed -n 's/^summary: //p' "$1"; }
+
+# check_within_spread WHAT VALUE MARGIN SAMPLE...: ok if VALUE lies within
+# the samples' range widened by MARGIN (an awk expression of hi, the
+# largest sample) -- for counts that vary from run to run, as threaded
+# programs' do under Valgrind.
+check_within_spread() {
+	local what=$1 value=$2 margin=$3
+	shift 3
+	local sorted lo hi
+	sorted=$(printf '%s\n' "$@" | sort -n)
+	lo=$(echo "$sorted" | head -1)
+	hi=$(echo "$sorted" | tail -1)
+	if awk -v v="$value" -v lo="$lo" -v hi="$hi" "BEGIN { t = $margin; exit !(v >= lo - t && v <= hi + t) }"; then
+		ok "$what $value within Cachegrind's runs [$lo, $hi]"
+	else
+		not_ok "$what $value within Cachegrind's runs [$lo, $hi]"
+	fi
+}

@@ -134,29 +134,13 @@ int vg_session_finish(struct vg_session *s, const struct cgt_trace_end *end)
 	return s->failed ? -1 : 0;
 }
 
-/* 1234567 -> "1,234,567" */
-static const char *grouped(uint64_t v, char *buf, size_t n)
-{
-	char digits[32];
-	int len = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
-	size_t o = 0;
-
-	for (int i = 0; i < len && o + 2 < n; i++) {
-		if (i > 0 && (len - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = digits[i];
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
 void vg_session_report(const struct vg_session *s)
 {
 	struct stat st;
-	char n[40];
+	char n[CGT_COUNT_TEXT];
 	uint64_t insns = s->stream.counts.insns;
 	double bytes = stat(s->path, &st) == 0 ? (double)st.st_size : 0;
 
 	fprintf(stderr, "cgtrace: recorded %s instructions into %s (%.1f MB, %.3f bytes per instruction)\n",
-		grouped(insns, n, sizeof(n)), s->path, bytes / 1e6, insns ? bytes / (double)insns : 0.0);
+		cgt_format_count(insns, n), s->path, bytes / 1e6, insns ? bytes / (double)insns : 0.0);
 }

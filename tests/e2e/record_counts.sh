@@ -2,10 +2,7 @@
 # (--cache-sim=yes) for the same program, arguments and environment.
 source "$(dirname "$0")/../lib.sh"
 
-python3 -c "
-import random
-random.seed(7)
-print(''.join('%d\n' % random.randrange(10**9) for _ in range(20000)), end='')" > numbers.txt
+numbers numbers.txt
 
 compare() {
 	local name=$1
@@ -32,16 +29,8 @@ done
 clean_env "$CGTRACE" record -q -o threads.zst -- "$PROGS/threads" >/dev/null
 read -r ir dr dw <<<"$(info_counts threads.zst)"
 set -- $ir $dr $dw
-k=0
 for ev in Ir Dr Dw; do
-	k=$((k + 1))
-	mine=${!k}
-	vals=$(for i in 1 2 3; do summary_field cg.$i.out $ev; done | sort -n)
-	min=$(echo "$vals" | head -1)
-	max=$(echo "$vals" | tail -1)
-	if awk -v v="$mine" -v lo="$min" -v hi="$max" 'BEGIN { t = hi * 5e-4; exit !(v >= lo - t && v <= hi + t) }'; then
-		ok "threads: $ev $mine within Cachegrind's runs [$min, $max]"
-	else
-		not_ok "threads: $ev $mine within Cachegrind's runs [$min, $max]"
-	fi
+	check_within_spread "threads: $ev" "$1" "hi * 5e-4" \
+		$(for i in 1 2 3; do summary_field cg.$i.out $ev; done)
+	shift
 done

@@ -12,10 +12,7 @@ configs=(
 )
 names=("32K 8-way I1/D1, 8M 16-way LL" "direct-mapped D1" "48K 12-way D1" "128-byte lines")
 
-python3 -c "
-import random
-random.seed(7)
-print(''.join('%d\n' % random.randrange(10**9) for _ in range(20000)), end='')" > numbers.txt
+numbers numbers.txt
 
 compare() {
 	local name=$1
@@ -46,12 +43,6 @@ done
 read -r -a mine <<<"$(summary_line ct.threads)"
 events=(Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw Bc Bcm Bi Bim)
 for k in "${!events[@]}"; do
-	vals=$(for i in 1 2 3; do read -r -a s <<<"$(summary_line cg.threads.$i)"; echo "${s[$k]}"; done | sort -n)
-	lo=$(echo "$vals" | head -1)
-	hi=$(echo "$vals" | tail -1)
-	if awk -v v="${mine[$k]}" -v lo="$lo" -v hi="$hi" 'BEGIN { t = hi * 0.001 + 2; exit !(v >= lo - t && v <= hi + t) }'; then
-		ok "threads: ${events[$k]} ${mine[$k]} within Cachegrind's runs [$lo, $hi]"
-	else
-		not_ok "threads: ${events[$k]} ${mine[$k]} within Cachegrind's runs [$lo, $hi]"
-	fi
+	check_within_spread "threads: ${events[$k]}" "${mine[$k]}" "hi * 0.001 + 2" \
+		$(for i in 1 2 3; do read -r -a s <<<"$(summary_line cg.threads.$i)"; echo "${s[$k]}"; done)
 done

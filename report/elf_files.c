@@ -1,6 +1,7 @@
 /*
- * Valgrind's search for a module's separate debug information
- * (m_debuginfo/readelf.c find_debug_file): the build-id path under
+ * Finding things in ELF files: sections by name, and a module's separate
+ * debug information as Valgrind finds it (m_debuginfo/readelf.c
+ * find_debug_file): the build-id path under
  * /usr/lib/debug, then the .gnu_debuglink name, checked by CRC, beside the
  * file, in its .debug directory and under /usr/lib/debug (each also with
  * the directory's part up to "usr" removed, for merged-/usr systems).
@@ -14,25 +15,20 @@
 #include <unistd.h>
 
 #include "symbols.h"
+#include "trace.h"
 
-static int read_build_id(Elf *elf, uint8_t *id, size_t cap, size_t *len)
+Elf_Scn *elf_section(Elf *elf, const char *name)
 {
+	size_t shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
 		GElf_Shdr sh;
-		if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_NOTE)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		size_t off = 0, name_off, desc_off;
-		GElf_Nhdr nh;
-		while (d != NULL && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0)
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && nh.n_descsz <= cap &&
-			    memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0) {
-				memcpy(id, (const char *)d->d_buf + desc_off, nh.n_descsz);
-				*len = nh.n_descsz;
-				return 1;
-			}
+		const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (n != NULL && strcmp(n, name) == 0)
+			return scn;
 	}
-	return 0;
+	return NULL;
 }
 
 static uint32_t crc32_of_file(int fd, int *ok)
@@ -70,9 +66,8 @@ static Elf *try_debug_file(const char *path, const uint8_t *id, size_t id_len, i
 	Elf *elf = ok ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
 	if (elf != NULL && !use_crc) {
 		uint8_t got[64];
-		size_t got_len = 0;
-		ok = read_build_id(elf, got, sizeof(got), &got_len) && got_len == id_len &&
-		     memcmp(got, id, id_len) == 0;
+		size_t got_len = cgt_elf_build_id(elf, got, sizeof(got));
+		ok = got_len > 0 && got_len == id_len && memcmp(got, id, id_len) == 0;
 	}
 	if (elf == NULL || !ok) {
 		if (elf != NULL)
@@ -87,10 +82,10 @@ static Elf *try_debug_file(const char *path, const uint8_t *id, size_t id_len, i
 Elf *debug_file_open(Elf *elf, const char *path, int *fd)
 {
 	uint8_t id[64];
-	size_t id_len = 0;
+	size_t id_len = cgt_elf_build_id(elf, id, sizeof(id));
 	char candidate[PATH_MAX + 64];
 
-	if (read_build_id(elf, id, sizeof(id), &id_len) && id_len > 1) {
+	if (id_len > 1) {
 		int o = snprintf(candidate, sizeof(candidate), "/usr/lib/debug/.build-id/%02x/", id[0]);
 		for (size_t i = 1; i < id_len && o < (int)sizeof(candidate) - 8; i++)
 			o += snprintf(candidate + o, sizeof(candidate) - (size_t)o, "%02x", id[i]);
@@ -100,15 +95,8 @@ Elf *debug_file_open(Elf *elf, const char *path, int *fd)
 			return dbg;
 	}
 	/* .gnu_debuglink: a file name, padded to 4 bytes, then its CRC32. */
-	Elf_Data *link = NULL;
-	size_t shstrndx;
-	if (elf_getshdrstrndx(elf, &shstrndx) == 0)
-		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
-			GElf_Shdr sh;
-			const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
-			if (n != NULL && strcmp(n, ".gnu_debuglink") == 0)
-				link = elf_getdata(scn, NULL);
-		}
+	Elf_Scn *link_scn = elf_section(elf, ".gnu_debuglink");
+	Elf_Data *link = link_scn ? elf_getdata(link_scn, NULL) : NULL;
 	if (link == NULL || link->d_buf == NULL)
 		return NULL;
 	const char *name = link->d_buf;
