@@ -13,7 +13,7 @@
 #include "decode.h"
 #include "record.h"
 
-#define CGTRACE_VERSION "0.1.0"
+const char cgtrace_version[] = "0.1.0";
 
 static const char usage_main[] =
 	"usage: cgtrace <command> [options] [arguments]\n"
@@ -24,6 +24,7 @@ static const char usage_main[] =
 	"  record [options] -- PROG [ARGS]   run PROG once and capture its execution trace\n"
 	"  simulate [options] TRACE          replay it through caches and branch predictors\n"
 	"                                    into a cachegrind.out file\n"
+	"  report [options] [FILE...]        annotate cachegrind.out files, as cg_annotate\n"
 	"  info TRACE                        show a trace's header, modules and counts\n"
 	"  dump TRACE [--limit N]            print the decoded instruction stream\n"
 	"  help [COMMAND]                    show help for a command\n"
@@ -235,6 +236,7 @@ struct command {
 static const struct command commands[] = {
 	{ "record", cmd_record, usage_record },
 	{ "simulate", cmd_simulate, usage_simulate },
+	{ "report", cmd_report, usage_report },
 	{ "info", cmd_info, usage_info },
 	{ "dump", cmd_dump, usage_dump },
 };
@@ -263,7 +265,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(name, "--version") == 0) {
-		printf("cgtrace %s\n", CGTRACE_VERSION);
+		printf("cgtrace %s\n", cgtrace_version);
 		return 0;
 	}
 	if (strcmp(name, "help") == 0) {

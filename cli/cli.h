@@ -15,5 +15,9 @@ int report_error(const struct cgt_error *e);
 
 int cmd_simulate(int argc, char **argv);
 extern const char usage_simulate[];
+int cmd_report(int argc, char **argv);
+extern const char usage_report[];
+
+extern const char cgtrace_version[];
 
 #endif

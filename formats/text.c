@@ -17,3 +17,12 @@ const char *cgt_format_count(uint64_t v, char buf[CGT_COUNT_TEXT])
 	buf[o] = '\0';
 	return buf;
 }
+
+void cgt_format_int_list(const int64_t *v, unsigned n, char *buf, size_t cap)
+{
+	size_t o = (size_t)snprintf(buf, cap, "[");
+	for (unsigned i = 0; i < n && o < cap; i++)
+		o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? ", " : "", (long long)v[i]);
+	if (o < cap)
+		snprintf(buf + o, cap - o, "]");
+}

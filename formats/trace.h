@@ -266,6 +266,8 @@ const char *cgt_record_type_name(unsigned type);
 
 /* v with thousands separators ("1,234,567"), as Valgrind's %'u; returns buf. */
 const char *cgt_format_count(uint64_t v, char buf[CGT_COUNT_TEXT]);
+/* Python's repr of a list of integers, "[1, -2, 3]", cut short to fit cap. */
+void cgt_format_int_list(const int64_t *v, unsigned n, char *buf, size_t cap);
 
 /* ---- Module files (module_identity.c) -------------------------------- */
 
@@ -375,5 +377,47 @@ struct cgt_cgout {
  */
 int cgt_cgout_write(const char *path, const struct cgt_cgout *out, struct cgt_cgout_line *lines,
 		    size_t n_lines, struct cgt_error *e);
+
+/* ---- Reading cachegrind.out files (cgout_read.c) ---------------------- */
+
+/*
+ * Reads a cachegrind.out file (Cachegrind's, any version from 3.19 on, or
+ * cgtrace's) as strictly as the newest cg_annotate does, with its messages:
+ * "FILE:LINE: what is wrong".  Lines end in \n, \r\n or \r.  Counts are
+ * Python integers (sign, digits, single underscores between digits) within
+ * 64 bits; missing trailing counts are zero.  Each summary: line must equal
+ * the sum of the count lines before it.  The absolute values of all counts
+ * must sum to at most 2^63 - 1, so that no sum of them overflows.
+ */
+enum cgt_cgout_item_kind {
+	CGT_CGOUT_FL = 1,	/* name */
+	CGT_CGOUT_FN,		/* name */
+	CGT_CGOUT_COUNTS,	/* line, counts */
+	CGT_CGOUT_SUMMARY,	/* counts */
+};
+
+struct cgt_cgout_item {
+	unsigned kind;
+	const char *name;	/* the text after "fl=" or "fn=" less its last character,
+				   as cg_annotate takes it */
+	int64_t line;
+	const int64_t *counts;	/* one per event */
+};
+
+struct cgt_cgout_reader;
+
+/* Opens path and reads its desc:, cmd: and events: lines. */
+int cgt_cgout_open(struct cgt_cgout_reader **r, const char *path, struct cgt_error *e);
+/* Each desc: text followed by a newline, all concatenated ("" if none). */
+const char *cgt_cgout_desc(const struct cgt_cgout_reader *r);
+const char *cgt_cgout_cmd(const struct cgt_cgout_reader *r);
+unsigned cgt_cgout_n_events(const struct cgt_cgout_reader *r);
+const char *const *cgt_cgout_events(const struct cgt_cgout_reader *r);
+/* 1: *item filled (valid until the next call); 0: end of file; negative:
+   an error, also a missing summary: line at the end. */
+int cgt_cgout_next(struct cgt_cgout_reader *r, struct cgt_cgout_item *item, struct cgt_error *e);
+/* The sum of the absolute values of the counts read so far. */
+uint64_t cgt_cgout_magnitude(const struct cgt_cgout_reader *r);
+void cgt_cgout_close(struct cgt_cgout_reader *r);
 
 #endif

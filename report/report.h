@@ -49,6 +49,38 @@ struct cgt_profile {
 int cgt_write_profile(const char *path, struct cgt_decoder *d, const struct cgt_sim *s,
 		      struct cgt_symbolizer *sy, struct cgt_profile *p, struct cgt_error *e);
 
+/* ---- cg_annotate (annotation.c, annotate_text.c, annotate_json.c,
+        mod_regex.c) ----------------------------------------------------- */
+
+/* A --mod-filename / --mod-funcname expression: s/old/new/flags. */
+struct cgt_mod;
+/* NULL if expr is not of the form, or its regex does not compile. */
+struct cgt_mod *cgt_mod_parse(const char *expr);
+/* The name after the substitution (malloc'd), or NULL if out of memory. */
+char *cgt_mod_apply(const struct cgt_mod *m, const char *name);
+void cgt_mod_free(struct cgt_mod *m);
+
+struct cgt_annotate_options {
+	const char *const *files;	/* cachegrind.out files, merged by adding */
+	unsigned n_files;
+	int diff;			/* two files: the second minus the first */
+	const struct cgt_mod *mod_filename, *mod_funcname;	/* NULL: none */
+	char **show;			/* events to show, in order; NULL: all */
+	unsigned n_show;
+	char **sort;			/* sort events; NULL: all, in order */
+	unsigned n_sort;
+	double threshold;		/* percent, 0-20 */
+	int show_percs, annotate;
+	long context;
+	const char *invocation;		/* for the Metadata section */
+	int color;			/* shade counts by their share of the total */
+	int json;			/* the same data as JSON */
+};
+
+/* Prints what the newest cg_annotate prints for these options and files;
+   errors go to err as cg_annotate's.  Returns the exit status (0 or 1). */
+int cgt_annotate(FILE *out, FILE *err, const struct cgt_annotate_options *o);
+
 /* ---- Cachegrind's end-of-run summary (summary.c) --------------------- */
 
 /* Each line prefixed "==pid== ", as Cachegrind's. */

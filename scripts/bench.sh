@@ -1,6 +1,9 @@
 #!/bin/sh
 # make bench: speed and size of recording and simulation against Cachegrind,
-# on scripts/bench.c (about 400 million instructions).
+# on scripts/bench.c (about 400 million instructions), and of cgtrace report
+# against cg_annotate on a 50 MB cachegrind.out (scripts/big_cgout.py).
+# Valgrind 3.19's cg_annotate is the installed one; set BENCH_CG_ANNOTATE to
+# the newest (a Python script) to time that too.
 #
 # The runs are interleaved -- native, Cachegrind, record, simulate, then
 # again -- and each time is the best of its rounds (BENCH_RUNS, default 5),
@@ -13,19 +16,32 @@ B=build/bench
 mkdir -p "$B"
 cc -O2 -g -o "$B/bench" scripts/bench.c
 CFG="--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
+mkdir -p "$B/report"
+if [ ! -e "$B/report/big.cgout" ]; then
+	(cd "$B/report" && python3 ../../../scripts/big_cgout.py big.cgout 50000000)
+fi
+# Sources older than the data file, so that no warning is printed.
+touch -d 2020-01-01 "$B"/report/src/*
+touch "$B/report/big.cgout"
 
-python3 - "${BENCH_RUNS:-5}" "$B" "$CFG" <<'EOF'
+python3 - "${BENCH_RUNS:-5}" "$B" "$CFG" "${BENCH_CG_ANNOTATE:-}" <<'EOF'
 import os, sys, time
 
-runs, b, cfg = int(sys.argv[1]), sys.argv[2], sys.argv[3].split()
+runs, b, cfg, newest = int(sys.argv[1]), sys.argv[2], sys.argv[3].split(), sys.argv[4]
 trace, cg_out, ct_out = f"{b}/trace.zst", f"{b}/cachegrind.out", f"{b}/cgtrace.out"
+cgtrace, report_dir = os.path.abspath("cgtrace"), f"{b}/report"
 commands = {
     "native": [f"{b}/bench"],
     "cachegrind": ["valgrind", "--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes", *cfg,
                    f"--cachegrind-out-file={cg_out}", f"{b}/bench"],
-    "record": ["./cgtrace", "record", "-q", "-o", trace, "--", f"{b}/bench"],
-    "simulate": ["./cgtrace", "simulate", "-q", "--branch-sim=yes", *cfg, "-o", ct_out, trace],
+    "record": [cgtrace, "record", "-q", "-o", trace, "--", f"{b}/bench"],
+    "simulate": [cgtrace, "simulate", "-q", "--branch-sim=yes", *cfg, "-o", ct_out, trace],
+    "cg_annotate": ["cg_annotate", "big.cgout"],
+    "report": [cgtrace, "report", "big.cgout"],
 }
+if newest:
+    commands["newest cg_annotate"] = ["python3", os.path.abspath(newest), "big.cgout"]
+in_report_dir = ("cg_annotate", "report", "newest cg_annotate")
 best, peak = {}, {}
 
 def run(name):
@@ -35,6 +51,8 @@ def run(name):
         fd = os.open(os.devnull, os.O_RDWR)
         os.dup2(fd, 1)
         os.dup2(fd, 2)
+        if name in in_report_dir:
+            os.chdir(report_dir)
         os.execvp(commands[name][0], commands[name])
     _, status, usage = os.wait4(pid, 0)
     elapsed = time.perf_counter() - before
@@ -63,4 +81,14 @@ for name, label in (("record", "cgtrace record"), ("simulate", "cgtrace simulate
 print(f"{'simulate throughput':36} {ir / best['simulate'] / 1e6:6.0f} M instructions/s")
 print(f"{'trace size':36} {size / 1e6:6.1f} MB, {size / ir:.3f} bytes/instruction")
 print(f"simulate's cachegrind.out identical to Cachegrind's: {'yes' if same else 'NO'}")
+size = os.path.getsize(f"{report_dir}/big.cgout")
+print(f"report: a {size / 1e6:.0f} MB cachegrind.out (scripts/big_cgout.py)")
+for name in ("cg_annotate", "newest cg_annotate"):
+    if name in best:
+        label = name + (" (Valgrind 3.19)" if name == "cg_annotate" else "")
+        print(f"{label:36} {best[name]:6.2f} s {'':17} peak {peak[name] / 1024:4.0f} MB")
+for name in ("cg_annotate", "newest cg_annotate"):
+    if name in best:
+        print(f"{'cgtrace report':36} {best['report']:6.2f} s  {best['report'] / best[name]:5.2f} x {name:11} "
+              f"peak {peak['report'] / 1024:4.0f} MB")
 EOF

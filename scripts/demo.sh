@@ -1,6 +1,7 @@
 #!/bin/sh
-# make demo: record the bundled example once, then ask "what if the L1 data
-# cache were bigger?" without running it again.
+# make demo: record the bundled example once, ask "what if the L1 data cache
+# were bigger?" without running it again, and read the answer line by line
+# with cgtrace report.
 set -e
 cd "$(dirname "$0")/.."
 mkdir -p build/demo
@@ -18,9 +19,9 @@ echo
 echo "== cgtrace simulate --D1=131072,8,64 matrix.zst  (128 KiB: one column's lines fit)"
 ../../cgtrace simulate $CACHES --D1=131072,8,64 -o cachegrind.out.large matrix.zst
 echo
-echo "== D1 read misses per function, 32 KiB vs 128 KiB"
-for f in cachegrind.out.small cachegrind.out.large; do
-	awk -v file="$f" '/^events:/ { for (i = 2; i <= NF; i++) if ($i == "D1mr") col = i }
-		/^fn=/ { fn = substr($0, 4) } /^[0-9]/ { m[fn] += $col }
-		END { for (fn in m) if (m[fn] >= 1000) printf "  %-26s %-16s %10d\n", file, fn, m[fn] }' "$f"
-done | sort -k2,2 -k1,1
+echo "== cgtrace report --show=Dr,D1mr --sort=D1mr --threshold=1 cachegrind.out.small"
+../../cgtrace report --show=Dr,D1mr --sort=D1mr --threshold=1 cachegrind.out.small
+echo
+echo "== cgtrace report --diff --show=D1mr --sort=D1mr --no-annotate cachegrind.out.large cachegrind.out.small"
+echo "   (what the smaller cache costs: small minus large)"
+../../cgtrace report --diff --show=D1mr --sort=D1mr --no-annotate cachegrind.out.large cachegrind.out.small

@@ -1,0 +1,104 @@
+/*
+ * Internal to report/: the data of a cg_annotate run -- the merged
+ * cachegrind.out files, ranked and classified as cg_annotate ranks and
+ * classifies them -- shared by its two outputs, cg_annotate's text
+ * (annotate_text.c) and JSON (annotate_json.c).
+ *
+ * Names follow cg_annotate's: an "ofl" is a file name as a cachegrind.out
+ * file has it, an "mfl" the same after --mod-filename; "mfn" likewise for
+ * functions.  A "CC" is one count per event; a "DCC" an outer CC with
+ * inner CCs per name (per function of a file, or per file of a function).
+ * All names are interned, so their pointers are their identities.
+ */
+#ifndef CGTRACE_ANNOTATION_H
+#define CGTRACE_ANNOTATION_H
+
+#include <stdio.h>
+
+#include "key_map.h"
+#include "report.h"
+#include "symbols.h"
+
+typedef int64_t count_t;
+
+struct dcc {
+	count_t *outer;
+	struct key_map inner;	/* name -> count_t[] */
+};
+
+struct name_list {
+	const char **names;
+	unsigned n, cap;
+};
+
+struct annotation {
+	const struct cgt_annotate_options *o;
+	FILE *out;
+	struct cgt_error error;
+
+	struct string_set names;
+	const char **events;
+	unsigned n_events;
+	unsigned *show, n_show, *sort, n_sort;	/* indices into events */
+
+	const char **descs, **cmds;	/* per input file */
+	unsigned n_files;
+
+	struct key_map mfl_dcc, mfn_dcc;	/* name -> struct dcc */
+	struct key_map mfl_lines;		/* mfl -> struct key_map (line -> CC) */
+	struct key_map mfl_ofls;		/* mfl -> struct name_list */
+	count_t *summary;
+	uint64_t magnitude;	/* of the files read so far: see cgt_cgout_magnitude() */
+
+	void **allocs;	/* everything allocated for the run, freed at once */
+	size_t n_allocs, cap_allocs;
+};
+
+/* A name and its CC; outer entries of a ranking have their inner ones. */
+struct named_cc {
+	const char *name;
+	const count_t *cc;
+	struct named_cc *inner;
+	size_t n_inner;
+};
+
+/* The Annotation summary's categories, in its order. */
+enum annotated_kind {
+	KNOWN, UNKNOWN, NON_IDENTICAL, UNREADABLE, BELOW_THRESHOLD, FILES_UNKNOWN, N_ANNOTATED
+};
+
+enum source_status { SOURCE_READABLE, SOURCE_UNREADABLE, SOURCE_NON_IDENTICAL };
+
+void *annotation_alloc(struct annotation *a, size_t size);
+count_t *annotation_cc(struct annotation *a);
+int annotation_oom(struct annotation *a);
+int annotation_die(struct annotation *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cc_add(count_t *to, const count_t *from, unsigned n);
+void cc_add_lines(const struct annotation *a, const struct key_map *lines, count_t *to);
+
+/* The entries of a File:function or Function:file summary: outer names
+   with the inner ones that meet the threshold, both ranked. */
+int annotation_rank(struct annotation *a, const struct key_map *dccs, struct named_cc **list,
+		    size_t *n);
+
+/* The files to annotate, of a File:function ranking: sorted, "???" left
+   out. */
+int annotation_files(struct annotation *a, const struct named_cc *ranked, size_t n,
+		     const char ***mfls, size_t *n_mfls);
+
+/* Adds the lines of "???" to sums[FILES_UNKNOWN] and those of every other
+   file not among the n mfls (those annotate_files() chose) to
+   sums[BELOW_THRESHOLD]. */
+int annotation_sum_unannotated(struct annotation *a, const char *const *mfls, size_t n,
+			       count_t **sums);
+
+/* Whether mfl's source can be annotated: its original names (sorted),
+   and when readable, the first opened and the earliest mtime of all. */
+enum source_status annotation_source(struct annotation *a, const char *mfl,
+				     struct name_list **ofls, FILE **src, int64_t *min_mtime_ns);
+
+/* The two outputs. */
+int annotation_print_text(struct annotation *a);
+int annotation_print_json(struct annotation *a);
+
+#endif
