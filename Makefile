@@ -18,7 +18,8 @@ B := build
 
 # Each stage is a static library with one header as its contract.
 FORMATS_SRC := $(wildcard formats/*.c)
-RECORD_SRC  := $(wildcard record/*.c) $(filter-out record/valgrind/cgt_tool.c,$(wildcard record/valgrind/*.c))
+RECORD_SRC  := $(wildcard record/*.c record/pt/*.c) \
+               $(filter-out record/valgrind/cgt_tool.c,$(wildcard record/valgrind/*.c))
 DECODE_SRC  := $(wildcard decode/*.c)
 SIM_SRC     := $(wildcard simulate/*.c)
 REPORT_SRC  := $(wildcard report/*.c)

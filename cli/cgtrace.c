@@ -51,6 +51,16 @@ static const char usage_record[] =
 	"  -q, --quiet               no summary line at the end\n"
 	"  -h, --help                this help\n"
 	"\n"
+	"pt backend (Intel Processor Trace and memory samples through perf_event):\n"
+	"      --pt-mtc=N|no         MTC timing packets every 2^N crystal-clock ticks [3]\n"
+	"      --pt-cyc=yes|no       cycle-accurate timing packets [no]\n"
+	"      --pt-retcomp=yes|no   return compression (smaller traces) [yes]\n"
+	"      --pt-psb-period=N     a PSB every ~2^(N+11) bytes [the CPU's default]\n"
+	"      --pt-buffer=SIZE      trace buffer per CPU, a power of two (k, M) [4M, or\n"
+	"                            128k when the locked-memory limit allows no more]\n"
+	"      --mem-period=N        sample one load (and one store) in N [1000]\n"
+	"      --mem-ldlat=N         sample loads of at least N cycles' latency [3]\n"
+	"\n"
 	"An existing FILE is overwritten only if it is a cgtrace trace.\n";
 
 static const char usage_info[] =
@@ -94,8 +104,29 @@ int parse_yes_no(const char *s, int *out)
 	return 0;
 }
 
+/* A whole number within [min, max], with an optional k, M or G suffix
+   when scaled. */
+static int parse_number(const char *s, uint64_t min, uint64_t max, int scaled, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s || *s == '-')
+		return -1;
+	unsigned shift = 0;
+	if (scaled && *end != '\0' && end[1] == '\0') {
+		shift = *end == 'k' || *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 64;
+		end++;
+	}
+	if (*end != '\0' || shift == 64 || v > (max >> shift) || (v << shift) < min)
+		return -1;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
 static int cmd_record(int argc, char **argv)
 {
+	enum { PT_MTC = 256, PT_CYC, PT_RETCOMP, PT_PSB, PT_BUFFER, MEM_PERIOD, MEM_LDLAT };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "backend", required_argument, NULL, 'b' },
@@ -103,10 +134,20 @@ static int cmd_record(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "pt-mtc", required_argument, NULL, PT_MTC },
+		{ "pt-cyc", required_argument, NULL, PT_CYC },
+		{ "pt-retcomp", required_argument, NULL, PT_RETCOMP },
+		{ "pt-psb-period", required_argument, NULL, PT_PSB },
+		{ "pt-buffer", required_argument, NULL, PT_BUFFER },
+		{ "mem-period", required_argument, NULL, MEM_PERIOD },
+		{ "mem-ldlat", required_argument, NULL, MEM_LDLAT },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cgt_record_options o = { .backend = CGT_BACKEND_AUTO };
+	uint64_t n;
 	int c;
+
+	cgt_pt_options_default(&o.pt);
 
 	while ((c = getopt_long(argc, argv, "+o:vqh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -130,6 +171,42 @@ static int cmd_record(int argc, char **argv)
 				return usage_error(usage_record,
 						   "bad --trace-children '%s' (expected yes or no)",
 						   optarg);
+			break;
+		case PT_MTC:
+			if (strcmp(optarg, "no") == 0)
+				o.pt.mtc_period = -1;
+			else if (parse_number(optarg, 0, 15, 0, &n) == 0)
+				o.pt.mtc_period = (int)n;
+			else
+				return usage_error(usage_record, "bad --pt-mtc '%s' (expected 0-15 or no)", optarg);
+			break;
+		case PT_CYC:
+		case PT_RETCOMP:
+			if (parse_yes_no(optarg, c == PT_CYC ? &o.pt.cyc : &o.pt.retcomp) < 0)
+				return usage_error(usage_record, "bad --%s '%s' (expected yes or no)",
+						   c == PT_CYC ? "pt-cyc" : "pt-retcomp", optarg);
+			break;
+		case PT_PSB:
+			if (parse_number(optarg, 0, 15, 0, &n) < 0)
+				return usage_error(usage_record, "bad --pt-psb-period '%s' (expected 0-15)", optarg);
+			o.pt.psb_period = (int)n;
+			break;
+		case PT_BUFFER:
+			if (parse_number(optarg, 1, 1ull << 40, 1, &n) < 0 || (n & (n - 1)) != 0)
+				return usage_error(usage_record,
+						   "bad --pt-buffer '%s' (expected a power of two, e.g. 4M)", optarg);
+			o.pt.buffer_bytes = n;
+			break;
+		case MEM_PERIOD:
+			if (parse_number(optarg, 1, UINT32_MAX, 0, &n) < 0)
+				return usage_error(usage_record, "bad --mem-period '%s' (expected a count of at least 1)",
+						   optarg);
+			o.pt.mem_period = n;
+			break;
+		case MEM_LDLAT:
+			if (parse_number(optarg, 1, 65535, 0, &n) < 0)
+				return usage_error(usage_record, "bad --mem-ldlat '%s' (expected 1-65535 cycles)", optarg);
+			o.pt.mem_ldlat = (uint32_t)n;
 			break;
 		case 'v':
 			o.verbose = 1;

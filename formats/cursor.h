@@ -92,4 +92,20 @@ static inline int cursor_done(const struct cursor *c)
 	return c->p >= c->end;
 }
 
+/* A keyed field (HEADER, PT_CONFIG): its key, and a cursor over its body;
+   c moves past it. */
+static inline int cursor_field(struct cursor *c, uint64_t *key, struct cursor *body)
+{
+	uint64_t len;
+	int rc = cursor_varint(c, key, "a field key");
+	if (rc == 0)
+		rc = cursor_bounded(c, &len, (uint64_t)(c->end - c->p), "a field length");
+	if (rc < 0)
+		return rc;
+	*body = *c;
+	body->end = c->p + len;
+	c->p += len;
+	return 0;
+}
+
 #endif

@@ -51,6 +51,11 @@ enum cgt_record_type {
 	CGT_REC_BLOCKS = 4,
 	CGT_REC_EVENTS = 5,
 	CGT_REC_END = 6,
+	/* The pt backend's (trace_pt.c) */
+	CGT_REC_PT_CONFIG = 7,
+	CGT_REC_SIDEBAND = 8,
+	CGT_REC_AUX = 9,
+	CGT_REC_IMAGE = 10,
 };
 
 /* ---- Record payloads --------------------------------------------------- */
@@ -259,6 +264,104 @@ int cgt_end_encode(struct cgt_buf *b, const struct cgt_trace_end *end);
 int cgt_end_decode(struct cgt_trace_end *end, const struct cgt_record *rec, struct cgt_error *e);
 
 const char *cgt_record_type_name(unsigned type);
+
+/* ---- The pt backend's records (trace_pt.c) --------------------------- */
+
+enum cgt_pt_event_kind {
+	CGT_PT_EVENT_TRACE = 1,		/* the intel_pt event: AUX data and sideband */
+	CGT_PT_EVENT_MEM_LOADS = 2,	/* load samples (PEBS) */
+	CGT_PT_EVENT_MEM_STORES = 3,	/* store samples */
+};
+
+#define CGT_PT_MAX_EVENTS 8
+#define CGT_PT_MAX_IDS 4096
+
+/* One kind of perf event the recorder opened (one per CPU): what a reader
+   needs to parse its SIDEBAND records. */
+struct cgt_pt_event {
+	uint32_t kind;		/* enum cgt_pt_event_kind */
+	uint32_t perf_type;	/* perf_event_attr.type */
+	uint64_t config, config1;
+	uint64_t sample_type;	/* perf_event_attr.sample_type */
+	uint64_t period;	/* sampling period (memory events) */
+	uint32_t n_ids;
+	uint64_t *ids;		/* the events' perf ids, as in PERF_SAMPLE_IDENTIFIER */
+};
+
+struct cgt_pt_config {
+	uint32_t mtc_period;		/* the MTC rate field of the PT config */
+	uint32_t cpuid15_eax, cpuid15_ebx;	/* TSC/ART ratio (CPUID 0x15) */
+	uint32_t nom_freq;		/* max_nonturbo_ratio */
+	/* perf time <-> TSC (struct perf_event_mmap_page) */
+	uint32_t time_shift, time_mult, cap_user_time_zero;
+	uint64_t time_zero;
+	uint32_t n_events;
+	struct cgt_pt_event events[CGT_PT_MAX_EVENTS];
+	char *samples_missing;		/* why there are no memory samples; NULL if there are */
+};
+
+int cgt_pt_config_encode(struct cgt_buf *b, const struct cgt_pt_config *c);
+int cgt_pt_config_decode(struct cgt_pt_config *c, const struct cgt_record *rec,
+			 struct cgt_error *e);
+void cgt_pt_config_free(struct cgt_pt_config *c);
+
+/* SIDEBAND: one perf record (struct perf_event_header and its body, as the
+   kernel wrote it) from the ring of cpu. */
+int cgt_sideband_encode(struct cgt_buf *b, uint32_t cpu, const void *perf_record, size_t len);
+int cgt_sideband_decode(uint32_t *cpu, const uint8_t **perf_record, size_t *len,
+			const struct cgt_record *rec, struct cgt_error *e);
+
+/* AUX: bytes of cpu's Intel PT stream, starting at offset in it. */
+int cgt_aux_encode(struct cgt_buf *b, uint32_t cpu, uint64_t offset, const void *data, size_t len);
+int cgt_aux_decode(uint32_t *cpu, uint64_t *offset, const uint8_t **data, size_t *len,
+		   const struct cgt_record *rec, struct cgt_error *e);
+
+/* ---- perf records inside SIDEBAND (perf_records.c) ------------------ */
+
+/* The sample_id every sideband record ends with (sample_id_all), for the
+   sample_type it was written with: which fields are present. */
+struct cgt_perf_sample_id {
+	uint32_t pid, tid;
+	uint64_t time;		/* perf time, ns */
+	uint32_t cpu;
+	uint64_t id;		/* the event's id (PERF_SAMPLE_IDENTIFIER) */
+};
+
+struct cgt_perf_mmap2 {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	uint32_t prot, flags;
+	uint8_t build_id[20];
+	uint32_t build_id_len;	/* 0 unless the kernel sent one */
+	const char *filename;	/* within the record */
+};
+
+/* A PERF_RECORD_SAMPLE of a memory event (its sample_type must be a
+   subset of IDENTIFIER IP TID TIME ADDR CPU WEIGHT DATA_SRC). */
+struct cgt_perf_sample {
+	uint64_t id, ip;
+	uint32_t pid, tid;
+	uint64_t time, addr;
+	uint32_t cpu;
+	uint64_t weight, data_src;
+};
+
+/* The perf record's type (PERF_RECORD_*), or -1 if it is not one. */
+int cgt_perf_record_type(const uint8_t *rec, size_t len);
+/* Every record but SAMPLE: its trailing sample_id.  0, or -1 if too short. */
+int cgt_perf_sample_id_parse(const uint8_t *rec, size_t len, uint64_t sample_type,
+			     struct cgt_perf_sample_id *out);
+/* The event id of any record, given PERF_SAMPLE_IDENTIFIER.  0 or -1. */
+int cgt_perf_record_id(const uint8_t *rec, size_t len, uint64_t *id);
+int cgt_perf_mmap2_parse(const uint8_t *rec, size_t len, struct cgt_perf_mmap2 *out);
+int cgt_perf_sample_parse(const uint8_t *rec, size_t len, uint64_t sample_type,
+			  struct cgt_perf_sample *out);
+
+/* IMAGE: code bytes that live in no file, mapped at start (the vdso). */
+int cgt_image_encode(struct cgt_buf *b, uint64_t start, const char *name, const void *data,
+		     size_t len);
+int cgt_image_decode(uint64_t *start, char **name, const uint8_t **data, size_t *len,
+		     const struct cgt_record *rec, struct cgt_error *e);
 
 /* ---- Text (text.c) ---------------------------------------------------- */
 

@@ -272,10 +272,10 @@ int cgt_reader_next(struct cgt_reader *r, struct cgt_record *rec, struct cgt_err
 	unsigned type = *p++;
 	uint64_t len;
 
-	if (type < CGT_REC_HEADER || type > CGT_REC_END)
+	if (type < CGT_REC_HEADER || type > CGT_REC_IMAGE)
 		return cgt_fail(e, cgt_err_corrupt,
 				"%s: stream offset %llu (frame at byte offset %llu): expected a record "
-				"type 1-6, found %u",
+				"type 1-10, found %u",
 				r->path, (unsigned long long)at, (unsigned long long)r->frame_file_offset,
 				type);
 	if (cgt_get_varint(&p, end, &len) < 0 || len > CGT_RECORD_MAX ||

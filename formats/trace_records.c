@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cursor.h"
+#include "put.h"
 #include "trace.h"
 #include "varint.h"
 
@@ -33,59 +34,12 @@ const char *cgt_record_type_name(unsigned type)
 	case CGT_REC_BLOCKS: return "BLOCKS";
 	case CGT_REC_EVENTS: return "EVENTS";
 	case CGT_REC_END: return "END";
+	case CGT_REC_PT_CONFIG: return "PT_CONFIG";
+	case CGT_REC_SIDEBAND: return "SIDEBAND";
+	case CGT_REC_AUX: return "AUX";
+	case CGT_REC_IMAGE: return "IMAGE";
 	default: return "unknown";
 	}
-}
-
-static int put_varint(struct cgt_buf *b, uint64_t v)
-{
-	uint8_t *p = cgt_buf_reserve(b, CGT_VARINT_MAX);
-	if (p == NULL)
-		return -cgt_err_nomem;
-	b->len = (size_t)(cgt_put_varint(p, v) - b->data);
-	return 0;
-}
-
-static int put_bytes(struct cgt_buf *b, const void *data, size_t n)
-{
-	uint8_t *p = cgt_buf_reserve(b, CGT_VARINT_MAX + n);
-	if (p == NULL)
-		return -cgt_err_nomem;
-	p = cgt_put_varint(p, n);
-	memcpy(p, data, n);
-	b->len = (size_t)(p - b->data) + n;
-	return 0;
-}
-
-static int put_string(struct cgt_buf *b, const char *s)
-{
-	return put_bytes(b, s ? s : "", s ? strlen(s) : 0);
-}
-
-/* A header field: key, then its body as a length-prefixed byte string. */
-static int put_field(struct cgt_buf *b, unsigned key, const struct cgt_buf *body)
-{
-	int rc = put_varint(b, key);
-	return rc < 0 ? rc : put_bytes(b, body->data ? body->data : (const uint8_t *)"", body->len);
-}
-
-static int put_string_field(struct cgt_buf *b, unsigned key, const char *s)
-{
-	int rc = put_varint(b, key);
-	return rc < 0 ? rc : put_string(b, s);
-}
-
-static int put_varints_field(struct cgt_buf *b, unsigned key, const uint64_t *v, unsigned n)
-{
-	struct cgt_buf body = { 0 };
-	int rc = 0;
-
-	for (unsigned i = 0; i < n && rc == 0; i++)
-		rc = put_varint(&body, v[i]);
-	if (rc == 0)
-		rc = put_field(b, key, &body);
-	cgt_buf_free(&body);
-	return rc;
 }
 
 int cgt_header_encode(struct cgt_buf *b, const struct cgt_trace_header *h)
@@ -252,18 +206,13 @@ int cgt_header_decode(struct cgt_trace_header *h, const struct cgt_record *rec, 
 	memset(h, 0, sizeof(*h));
 	cursor_init(&c, rec, e);
 	while (!cursor_done(&c) && rc == 0) {
-		uint64_t key, len;
-		rc = cursor_varint(&c, &key, "a header field key");
+		uint64_t key;
+		struct cursor f;
+		rc = cursor_field(&c, &key, &f);
 		if (rc == 0)
-			rc = cursor_bounded(&c, &len, (uint64_t)(c.end - c.p), "a header field length");
-		if (rc < 0)
-			break;
-		struct cursor f = c;
-		f.end = c.p + len;
-		rc = decode_header_field(h, (unsigned)key, &f);
+			rc = decode_header_field(h, (unsigned)key, &f);
 		if (rc == 0 && !cursor_done(&f))
 			rc = cursor_fail(&f, "the end of the header field");
-		c.p += len;
 	}
 	if (rc == 0 && (h->backend == NULL || h->argv == NULL || h->argc == 0))
 		rc = cursor_fail(&c, "the backend and the command line");

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pt/pt_record.h"
 #include "valgrind/vg_record.h"
 
 int cgt_host_has_intel_pt(void)
@@ -149,15 +150,16 @@ int cgt_record(const struct cgt_record_options *o)
 				"--backend=valgrind\n");
 			return 1;
 		}
-		fprintf(stderr, "cgtrace: the Intel PT recorder is not part of this build yet; use "
-				"--backend=valgrind\n");
-		return 1;
+		return pt_record(o, 1);
 	case CGT_BACKEND_AUTO:
+		if (cgt_host_has_intel_pt()) {
+			if (!o->quiet)
+				fprintf(stderr, "cgtrace: recording with the pt backend (Intel PT)\n");
+			return pt_record(o, 1);
+		}
 		if (!o->quiet)
-			fprintf(stderr, "cgtrace: recording with the valgrind backend (%s)\n",
-				cgt_host_has_intel_pt()
-					? "the Intel PT recorder is not part of this build yet"
-					: "this host has no Intel PT");
+			fprintf(stderr, "cgtrace: recording with the valgrind backend (this host has "
+					"no Intel PT)\n");
 		return vg_record(o);
 	case CGT_BACKEND_VALGRIND:
 	default:

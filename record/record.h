@@ -14,6 +14,18 @@ enum cgt_backend {
 	CGT_BACKEND_PT,
 };
 
+/* The pt backend's settings; cgt_pt_options_default() gives the defaults. */
+struct cgt_pt_options {
+	int mtc_period;		/* MTC packets every 2^N crystal ticks; -1: off */
+	int cyc;		/* cycle-accurate CYC packets */
+	int retcomp;		/* return compression */
+	int psb_period;		/* PSB every ~2^(N+11) bytes; -1: the PMU's default */
+	uint64_t mem_period;	/* one memory sample every N loads (and stores) */
+	uint32_t mem_ldlat;	/* minimum load latency of a sampled load, cycles */
+	uint64_t buffer_bytes;	/* trace buffer per CPU; 0: as many as allowed */
+	const char *sysfs_root;	/* "/sys"; another for tests */
+};
+
 struct cgt_record_options {
 	const char *output;	/* file name template (%p, %q{VAR}, %%); NULL: default */
 	enum cgt_backend backend;
@@ -21,7 +33,10 @@ struct cgt_record_options {
 	int verbose;		/* show the backend's own messages */
 	int quiet;		/* no closing summary line */
 	char *const *argv;	/* the program and its arguments */
+	struct cgt_pt_options pt;
 };
+
+void cgt_pt_options_default(struct cgt_pt_options *pt);
 
 #define CGT_DEFAULT_TRACE_NAME "cgtrace.%p.zst"
 

@@ -10,6 +10,8 @@
  */
 #include "vg_launch.h"
 
+#include "backend.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -199,8 +201,8 @@ static void run_sink(struct vg_transport *t, const char *tmpl, long pid, char **
 
 	char *path = cgt_expand_output_name(tmpl, pid, &why);
 	s.path = path;
-	s.out_fd = path ? vg_open_output(path, &s.error) : -1;
-	if (s.out_fd < 0 || vg_header_init(&s.header, client_argv, pid) < 0) {
+	s.out_fd = path ? record_open_output(path, &s.error) : -1;
+	if (s.out_fd < 0 || record_header_init(&s.header, "valgrind", client_argv, pid) < 0) {
 		fprintf(stderr, "cgtrace: child %ld: %s\n", pid, path ? s.error.msg : why);
 		s.failed = 1;
 	}

@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "vg_launch.h"
 #include "vg_session.h"
 #include "vg_transport.h"
@@ -64,41 +65,6 @@ static int check_valgrind(const char *tool)
 	return 0;
 }
 
-static int exit_status_of(int wstatus)
-{
-	if (WIFEXITED(wstatus))
-		return WEXITSTATUS(wstatus);
-	if (WIFSIGNALED(wstatus))
-		return 128 + WTERMSIG(wstatus);
-	return 1;
-}
-
-static pid_t child_pid;
-
-static void forward_signal(int sig)
-{
-	if (child_pid > 0)
-		kill(child_pid, sig);
-}
-
-/* While the program runs, cgtrace must outlive it to finish the trace:
-   terminal signals reach the program directly (same process group), and
-   termination requests sent to cgtrace alone are passed on. */
-static void shield_signals(int on)
-{
-	struct sigaction fwd = { .sa_handler = forward_signal };
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
-	struct sigaction ign = { .sa_handler = SIG_IGN };
-
-	sigemptyset(&fwd.sa_mask);
-	sigaction(SIGINT, on ? &ign : &dfl, NULL);
-	sigaction(SIGQUIT, on ? &ign : &dfl, NULL);
-	sigaction(SIGTERM, on ? &fwd : &dfl, NULL);
-	sigaction(SIGHUP, on ? &fwd : &dfl, NULL);
-	/* Handing a buffer back to a tool that has exited must fail quietly. */
-	sigaction(SIGPIPE, on ? &ign : &dfl, NULL);
-}
-
 static void end_from_status(struct cgt_trace_end *end, const struct vg_session *s, int wstatus)
 {
 	memset(end, 0, sizeof(*end));
@@ -130,6 +96,7 @@ static void run_child(int go_fd, int go_w, struct vg_transport *t, char **vg_arg
 
 int vg_record(const struct cgt_record_options *o)
 {
+	pid_t child_pid;
 	const char *tmpl = o->output ? o->output : CGT_DEFAULT_TRACE_NAME;
 	struct vg_session s = { .out_fd = -1 };
 	struct vg_launch launch = { 0 };
@@ -185,8 +152,8 @@ int vg_record(const struct cgt_record_options *o)
 	/* The name may contain the program's pid, which is the child's. */
 	out_path = cgt_expand_output_name(tmpl, child_pid, &why);
 	s.path = out_path;
-	s.out_fd = out_path ? vg_open_output(out_path, &s.error) : -1;
-	if (s.out_fd < 0 || vg_header_init(&s.header, o->argv, child_pid) < 0) {
+	s.out_fd = out_path ? record_open_output(out_path, &s.error) : -1;
+	if (s.out_fd < 0 || record_header_init(&s.header, "valgrind", o->argv, child_pid) < 0) {
 		fprintf(stderr, "cgtrace: %s\n", s.out_fd < 0 ? s.error.msg : strerror(ENOMEM));
 		close(go[1]);	/* the child exits without running anything */
 		go[1] = -1;
@@ -199,7 +166,7 @@ int vg_record(const struct cgt_record_options *o)
 		goto out;
 	}
 
-	shield_signals(1);
+	record_shield_signals(child_pid);
 	if (write(go[1], "g", 1) != 1)
 		kill(child_pid, SIGKILL);
 	close(go[1]);
@@ -208,9 +175,9 @@ int vg_record(const struct cgt_record_options *o)
 	int wstatus = 0;
 	while (waitpid(child_pid, &wstatus, 0) < 0 && errno == EINTR)
 		;
-	shield_signals(0);
+	record_shield_signals(0);
 	vg_launch_cleanup(&launch);
-	status = exit_status_of(wstatus);
+	status = record_exit_status(wstatus);
 
 	if (!s.stream.header_written && !s.failed) {
 		/* Valgrind stopped before our tool started: it said why. */

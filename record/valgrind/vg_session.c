@@ -36,52 +36,6 @@ char *vg_tool_path(void)
 	return path;
 }
 
-int vg_header_init(struct cgt_trace_header *h, char *const *argv, long pid)
-{
-	struct timespec now;
-	char cwd[PATH_MAX];
-
-	memset(h, 0, sizeof(*h));
-	h->backend = strdup("valgrind");
-	while (argv[h->argc] != NULL)
-		h->argc++;
-	h->argv = calloc(h->argc + 1, sizeof(char *));
-	if (h->backend == NULL || h->argv == NULL)
-		return -1;
-	for (uint32_t i = 0; i < h->argc; i++)
-		if ((h->argv[i] = strdup(argv[i])) == NULL)
-			return -1;
-	h->cwd = strdup(getcwd(cwd, sizeof(cwd)) ? cwd : "");
-	h->pid = (uint64_t)pid;
-	clock_gettime(CLOCK_REALTIME, &now);
-	h->start_time_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
-	cgt_host_describe(h);
-	return h->cwd && h->cpu_vendor && h->cpu_name ? 0 : -1;
-}
-
-int vg_open_output(const char *path, struct cgt_error *e)
-{
-	struct stat st;
-
-	if (stat(path, &st) == 0) {
-		if (S_ISDIR(st.st_mode)) {
-			cgt_fail(e, cgt_err_io, "cannot write the trace to '%s': it is a directory", path);
-			return -1;
-		}
-		if (S_ISREG(st.st_mode) && st.st_size > 0 && cgt_file_is_trace(path) != 1) {
-			cgt_fail(e, cgt_err_io,
-				 "refusing to overwrite '%s': it is not a cgtrace trace (remove it or "
-				 "choose another -o)",
-				 path);
-			return -1;
-		}
-	}
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0)
-		cgt_fail(e, cgt_err_io, "cannot write the trace to '%s': %s", path, strerror(errno));
-	return fd;
-}
-
 /* Hands every buffer straight back until the tool is done. */
 static void drain(const struct vg_transport *t)
 {

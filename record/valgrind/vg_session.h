@@ -17,16 +17,6 @@ char *vg_self_exe(void);
 /* Path of the Valgrind tool binary installed beside cgtrace. */
 char *vg_tool_path(void);
 
-/* Command line, working directory, time and host; pid of the program. */
-int vg_header_init(struct cgt_trace_header *h, char *const *argv, long pid);
-
-/*
- * Opens path for writing a trace.  Refuses (with a message) a path that
- * holds something other than a cgtrace trace, so a mistyped -o never
- * destroys a user's file.  Returns the fd or -1.
- */
-int vg_open_output(const char *path, struct cgt_error *e);
-
 struct vg_session {
 	const char *path;
 	int out_fd;

@@ -22,7 +22,6 @@ check "sort's output is sorted" sort -n -c sorted.txt
 # Threads: Valgrind's scheduling varies from run to run; the recorded counts
 # must lie within the spread of three Cachegrind runs, widened by 0.05%
 # (three runs need not show the whole spread: Dr varies by ~36 in 300,000).
-lo=() hi=()
 for i in 1 2 3; do
 	CG_OPTS=--cache-sim=yes cachegrind cg.$i.out "$PROGS/threads"
 done

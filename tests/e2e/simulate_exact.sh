@@ -32,17 +32,19 @@ for p in loops ptrchase recursion interp strings straddle avx2; do
 done
 compare "sort" sort -n --parallel=1 -o sorted.txt numbers.txt
 
-# Threads: each count within the spread of three Cachegrind runs (plus
-# 0.1% and 2), Valgrind's thread scheduling varying from run to run.
+# Threads: each count within the spread of five Cachegrind runs (plus
+# 0.5% and 4), Valgrind's thread scheduling varying from run to run: eight
+# runs of this program span 0.2% in D1mw and 0.4% in Bcm, and a few runs
+# can all land on one side of that.
 cfg=${configs[0]}
 clean_env "$CGTRACE" record -q -o threads.zst -- "$PROGS/threads" >/dev/null
 "$CGTRACE" simulate -q --branch-sim=yes $cfg -o ct.threads threads.zst
-for i in 1 2 3; do
+for i in 1 2 3 4 5; do
 	CG_OPTS="--cache-sim=yes --branch-sim=yes $cfg" cachegrind cg.threads.$i "$PROGS/threads"
 done
 read -r -a mine <<<"$(summary_line ct.threads)"
 events=(Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw Bc Bcm Bi Bim)
 for k in "${!events[@]}"; do
-	check_within_spread "threads: ${events[$k]}" "${mine[$k]}" "hi * 0.001 + 2" \
-		$(for i in 1 2 3; do read -r -a s <<<"$(summary_line cg.threads.$i)"; echo "${s[$k]}"; done)
+	check_within_spread "threads: ${events[$k]}" "${mine[$k]}" "hi * 0.005 + 4" \
+		$(for i in 1 2 3 4 5; do read -r -a s <<<"$(summary_line cg.threads.$i)"; echo "${s[$k]}"; done)
 done
