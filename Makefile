@@ -3,6 +3,7 @@
 #   make          ./cgtrace and the Valgrind tool (lib/cgtrace/)
 #   make demo     install missing packages, build, run the bundled example
 #   make test     install missing packages, build, run every test
+#   make test-pt  the same for the Intel PT tests only
 #   make bench    speed and size figures (scripts/bench.sh)
 
 CC      ?= gcc
@@ -12,7 +13,7 @@ CFLAGS  += -std=c11 -Wall -Wextra -MMD -MP
 CPPFLAGS += -D_GNU_SOURCE -Iformats -Irecord -Idecode -Isimulate -Ireport
 PKGS    := libzstd libelf libdw
 # libiberty: the C++/Rust demangler Valgrind itself embeds.
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lzstd -ldw -lelf) -liberty -lpthread
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lzstd -ldw -lelf) -liberty -lipt -lZydis -lpthread
 
 B := build
 
@@ -20,7 +21,7 @@ B := build
 FORMATS_SRC := $(wildcard formats/*.c)
 RECORD_SRC  := $(wildcard record/*.c record/pt/*.c) \
                $(filter-out record/valgrind/cgt_tool.c,$(wildcard record/valgrind/*.c))
-DECODE_SRC  := $(wildcard decode/*.c)
+DECODE_SRC  := $(wildcard decode/*.c decode/pt/*.c)
 SIM_SRC     := $(wildcard simulate/*.c)
 REPORT_SRC  := $(wildcard report/*.c)
 CLI_SRC     := $(wildcard cli/*.c)
@@ -29,7 +30,7 @@ objs = $(patsubst %.c,$(B)/%.o,$(1))
 # In link order: later stages first.
 LIBS := $(B)/libreport.a $(B)/libsim.a $(B)/librecord.a $(B)/libdecode.a $(B)/libformats.a
 
-.PHONY: all deps demo test test-unit test-e2e bench clean
+.PHONY: all deps demo test test-pt test-build bench clean
 all: cgtrace lib/cgtrace/cgtrace-amd64-linux
 
 $(B)/%.o: %.c Makefile
@@ -102,10 +103,26 @@ test: deps
 	@$(MAKE) --no-print-directory all test-build
 	@sh tests/run-tests.sh
 
-test-build: $(UNIT_BIN) $(PROG_BIN)
+# The PT round trip's tools (tests/pt/): the synthesizer and the verdict.
+PT_TOOLS := $(B)/tests/pt/pt-synth $(B)/tests/pt/pt-compare
+PT_SYNTH_SRC := tests/pt/pt_synth.c tests/pt/pt_packets.c tests/pt/synth_sideband.c \
+	tests/pt/synth_collapsed.c tests/pt/code_bytes.c
+PT_COMPARE_SRC := tests/pt/pt_compare.c tests/pt/code_bytes.c
+$(B)/tests/pt/pt-synth: $(call objs,$(PT_SYNTH_SRC)) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/tests/pt/pt-compare: $(call objs,$(PT_COMPARE_SRC)) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(call objs,$(wildcard tests/pt/*.c)): CPPFLAGS += -Itests/pt
+
+test-build: $(UNIT_BIN) $(PROG_BIN) $(PT_TOOLS)
+
+# The Intel PT path alone (also part of make test).
+test-pt: deps
+	@$(MAKE) --no-print-directory all test-build
+	@sh tests/run-tests.sh pt_ perf_pmu x86_insn
 
 bench: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all $(PT_TOOLS)
 	@sh scripts/bench.sh
 
 clean:

@@ -270,6 +270,12 @@ int cmd_simulate(int argc, char **argv)
 		cgt_print_summary(stderr, (long)h->pid, profile.totals, so.cache_sim, so.branch_sim);
 
 	status = 0;
+	const struct cgt_pt_decoded *pt = &h->decoded;
+	if (pt->present && pt->overflows + pt->errors + pt->breaks != 0)
+		fprintf(stderr, "cgtrace: warning: parts of the Intel PT trace were lost (overflows: %llu, "
+				"decode errors: %llu, lost pieces: %llu): what ran there is not counted\n",
+			(unsigned long long)pt->overflows, (unsigned long long)pt->errors,
+			(unsigned long long)pt->breaks);
 	const char *trunc = cgt_decoder_truncation(d);
 	if (trunc != NULL || cgt_decoder_end(d) == NULL) {
 		fprintf(stderr, "cgtrace: warning: %s\n",

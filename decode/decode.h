@@ -62,6 +62,15 @@ uint64_t cgt_decoder_file_offset(const struct cgt_decoder *d);
 
 void cgt_decoder_close(struct cgt_decoder *d);
 
+/* A trace of the pt backend is decoded (with libipt) into a trace of
+   blocks and executions, which cgt_decoder_open() then reads: data
+   addresses estimated from the memory samples (decode/pt/pt_estimate.h).
+   progress: where to show a progress line (NULL: nowhere). */
+int cgt_pt_decode(const char *path, const char *out_path, FILE *progress, struct cgt_error *e);
+
+/* Stored decodes of another version are decoded again. */
+#define CGT_PT_DECODER_VERSION 1
+
 /* `cgtrace info`: header, module map, end and counts.  Returns 0 or an
    error (message in e). */
 int cgt_trace_info(FILE *out, const char *path, struct cgt_error *e);

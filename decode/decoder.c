@@ -9,9 +9,13 @@
  * the module map until the end of the trace; blocks, once made, never
  * move or change in what consumers read.
  */
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <immintrin.h>
 
 #include "decode.h"
@@ -258,6 +262,95 @@ static void *decode_ahead(void *arg)
 	return NULL;
 }
 
+/* Where the decode of the pt trace at path is stored: foo.zst ->
+   foo.decoded.zst. */
+static char *decoded_path_of(const char *path)
+{
+	size_t n = strlen(path);
+	char *out = NULL;
+	if (n > 4 && strcmp(path + n - 4, ".zst") == 0)
+		n -= 4;
+	return asprintf(&out, "%.*s.decoded.zst", (int)n, path) < 0 ? NULL : out;
+}
+
+/* Whether the stored decode at decoded is of the pt trace at path, as it
+   is now, by this decoder.  *why says otherwise. */
+static int decode_is_current(const char *path, const char *decoded, const char **why)
+{
+	struct cgt_decoder *d;
+	struct cgt_error e;
+	struct stat st;
+
+	*why = NULL;
+	if (access(decoded, F_OK) != 0)
+		return 0;
+	if (stat(path, &st) < 0 || cgt_decoder_open(&d, decoded, &e) < 0) {
+		*why = "it cannot be read";
+		return 0;
+	}
+	const struct cgt_pt_decoded *x = &cgt_decoder_header(d)->decoded;
+	int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	if (!x->present)
+		*why = "it is not a decoded Intel PT trace";
+	else if (x->source_size != (uint64_t)st.st_size || x->source_mtime_ns != mtime)
+		*why = "the trace has changed since it was decoded";
+	else if (x->decoder_version != CGT_PT_DECODER_VERSION)
+		*why = "this cgtrace decodes differently";
+	cgt_decoder_close(d);
+	return *why == NULL;
+}
+
+/* A pt trace: decoded once into FOO.decoded.zst beside it, which later
+   runs replay; where nothing can be written beside it, into a temporary
+   file for this run only. */
+static int open_pt(struct cgt_decoder **out, const char *path, struct cgt_error *e)
+{
+	char *decoded = decoded_path_of(path), *temp = NULL;
+	const char *why;
+	int rc, stored = 1;
+
+	if (decoded == NULL)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	if (decode_is_current(path, decoded, &why)) {
+		rc = cgt_decoder_open(out, decoded, e);
+		free(decoded);
+		return rc;
+	}
+	if (why != NULL)
+		fprintf(stderr, "cgtrace: %s is out of date (%s): decoding again\n", decoded, why);
+	int fd = -1;
+	if (asprintf(&temp, "%s.part", decoded) >= 0)
+		fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+		fprintf(stderr, "cgtrace: cannot store the decoded trace beside %s: decoding it for this "
+				"run only\n", path);
+		free(temp);
+		temp = NULL;
+		stored = 0;
+		if (asprintf(&temp, "%s/cgtrace-decoded.XXXXXX", dir) >= 0)
+			fd = mkstemp(temp);
+	}
+	if (fd < 0) {
+		free(temp);
+		free(decoded);
+		return cgt_fail(e, cgt_err_io, "cannot write a file for the decoded Intel PT trace");
+	}
+	close(fd);
+	rc = cgt_pt_decode(path, temp, isatty(STDERR_FILENO) ? stderr : NULL, e);
+	if (rc == 0 && stored && rename(temp, decoded) == 0) {
+		fprintf(stderr, "cgtrace: decoded the Intel PT trace into %s; later runs replay it\n",
+			decoded);
+		rc = cgt_decoder_open(out, decoded, e);
+	} else if (rc == 0) {
+		rc = cgt_decoder_open(out, temp, e);
+	}
+	unlink(temp);	/* renamed, or kept open by the reader until the end */
+	free(temp);
+	free(decoded);
+	return rc;
+}
+
 int cgt_decoder_open(struct cgt_decoder **out, const char *path, struct cgt_error *e)
 {
 	struct cgt_decoder *d = calloc(1, sizeof(*d));
@@ -290,7 +383,12 @@ int cgt_decoder_open(struct cgt_decoder **out, const char *path, struct cgt_erro
 		else if (rc > 0)
 			rc = cgt_header_decode(&d->header, &d->rec, e);
 	}
-	if (rc == 0 && strcmp(d->header.backend, "valgrind") != 0)
+	if (rc == 0 && strcmp(d->header.backend, "pt") == 0 && !d->header.decoded.present) {
+		/* Packets, not executions: replay their stored decode. */
+		cgt_decoder_close(d);
+		return open_pt(out, path, e);
+	}
+	if (rc == 0 && strcmp(d->header.backend, "valgrind") != 0 && strcmp(d->header.backend, "pt") != 0)
 		rc = cgt_fail(e, cgt_err_version,
 			      "%s: traces of the '%s' backend cannot be decoded by this build", path,
 			      d->header.backend);

@@ -25,6 +25,33 @@ static void print_cache(FILE *out, const struct cgt_cache_geom *c)
 		kind[c->type & 3], size, unit, c->assoc, c->line);
 }
 
+/* What decoding an Intel PT trace lost and estimated. */
+static void print_pt(FILE *out, const struct cgt_pt_decoded *d)
+{
+	char a[CGT_COUNT_TEXT], b[CGT_COUNT_TEXT], c[CGT_COUNT_TEXT];
+
+	fprintf(out, "intel pt:       %s instructions decoded\n", cgt_format_count(d->insns, a));
+	if (d->overflows + d->errors + d->breaks == 0)
+		fprintf(out, "  trace lost:   none\n");
+	else
+		fprintf(out, "  trace lost:   %s overflow%s, %s decode error%s (%s bytes of packets skipped), "
+			     "%" PRIu64 " lost piece%s of trace\n",
+			cgt_format_count(d->overflows, a), d->overflows == 1 ? "" : "s",
+			cgt_format_count(d->errors, b), d->errors == 1 ? "" : "s",
+			cgt_format_count(d->bytes_skipped, c), d->breaks, d->breaks == 1 ? "" : "s");
+	if (d->modules_left_out)
+		fprintf(out, "  not decoded:  %" PRIu64 " module%s changed since recording\n",
+			d->modules_left_out, d->modules_left_out == 1 ? "" : "s");
+	if (d->sideband_lost)
+		fprintf(out, "  sideband:     %" PRIu64 " records lost by the kernel\n", d->sideband_lost);
+	if (d->mem_period == 0)
+		fprintf(out, "  memory:       no samples: D1 and LL misses cannot be estimated\n");
+	else
+		fprintf(out, "  memory:       %s samples (one access in %" PRIu64 "), %s placed; D1 and LL "
+			     "misses are estimated from them\n",
+			cgt_format_count(d->samples, a), d->mem_period, cgt_format_count(d->samples_placed, b));
+}
+
 static void print_header(FILE *out, const char *path, const struct cgt_trace_header *h,
 			 uint64_t file_size)
 {
@@ -51,6 +78,8 @@ static void print_header(FILE *out, const char *path, const struct cgt_trace_hea
 		h->max_access_size, h->n_caches ? "" : "         none reported by CPUID");
 	for (uint32_t i = 0; i < h->n_caches; i++)
 		print_cache(out, &h->caches[i]);
+	if (h->decoded.present)
+		print_pt(out, &h->decoded);
 }
 
 static void print_modules(FILE *out, const struct cgt_mapping *maps, size_t n)

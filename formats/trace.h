@@ -72,6 +72,25 @@ struct cgt_cache_geom {
 
 #define CGT_MAX_CACHES 8
 
+/* A trace of blocks and executions decoded from a pt trace (decode/pt/):
+   where it came from, what was lost, how data addresses were estimated. */
+struct cgt_pt_decoded {
+	uint32_t present;
+	uint32_t decoder_version;	/* a change invalidates stored decodes */
+	uint64_t source_size;		/* of the pt trace decoded */
+	int64_t source_mtime_ns;
+	uint64_t insns;			/* decoded */
+	uint64_t errors;		/* decode errors, each a resync at a PSB */
+	uint64_t bytes_skipped;		/* of packets, by those resyncs */
+	uint64_t overflows;		/* the CPU's internal overflows */
+	uint64_t breaks;		/* lost or truncated pieces of trace */
+	uint64_t modules_left_out;	/* changed since recording: not decoded */
+	uint64_t sideband_lost;		/* sideband records the kernel dropped */
+	uint64_t mem_period;		/* one memory sample per N accesses; 0: none */
+	uint64_t samples;		/* memory samples of the program */
+	uint64_t samples_placed;	/* matched to an instruction execution */
+};
+
 struct cgt_trace_header {
 	char *backend;		/* "valgrind" or "pt" */
 	uint32_t argc;
@@ -87,6 +106,7 @@ struct cgt_trace_header {
 	uint64_t start_time_ns;	/* Unix time */
 	char *recorder;		/* e.g. "valgrind-3.19.0" */
 	uint32_t max_access_size; /* largest guest register in bytes */
+	struct cgt_pt_decoded decoded;	/* a pt trace decoded into blocks */
 };
 
 struct cgt_module {
@@ -362,6 +382,24 @@ int cgt_image_encode(struct cgt_buf *b, uint64_t start, const char *name, const 
 		     size_t len);
 int cgt_image_decode(uint64_t *start, char **name, const uint8_t **data, size_t *len,
 		     const struct cgt_record *rec, struct cgt_error *e);
+
+/* ---- A hash map from 64-bit keys to non-NULL values (key_map.c) ------- */
+
+struct cgt_map_slot {
+	uint64_t key;
+	void *value;	/* NULL: a free slot */
+};
+
+struct cgt_map {
+	struct cgt_map_slot *slots;
+	size_t cap, n;
+};
+
+void *cgt_map_get(const struct cgt_map *m, uint64_t key);
+/* Adds or replaces; 0, or -1 if out of memory. */
+int cgt_map_put(struct cgt_map *m, uint64_t key, void *value);
+void cgt_map_free(struct cgt_map *m);
+/* Iterating: for (size_t i = 0; i < m.cap; i++) if (m.slots[i].value) ... */
 
 /* ---- Text (text.c) ---------------------------------------------------- */
 

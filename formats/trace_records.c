@@ -23,6 +23,7 @@ enum header_key {
 	HK_START_TIME = 10,
 	HK_RECORDER = 11,
 	HK_MAX_ACCESS = 12,
+	HK_PT_DECODED = 13,
 };
 
 const char *cgt_record_type_name(unsigned type)
@@ -82,6 +83,14 @@ int cgt_header_encode(struct cgt_buf *b, const struct cgt_trace_header *h)
 	if (rc == 0) {
 		uint64_t v = h->max_access_size;
 		rc = put_varints_field(b, HK_MAX_ACCESS, &v, 1);
+	}
+	if (rc == 0 && h->decoded.present) {
+		const struct cgt_pt_decoded *d = &h->decoded;
+		uint64_t v[] = { d->decoder_version, d->source_size, cgt_zigzag(d->source_mtime_ns),
+				 d->insns, d->errors, d->bytes_skipped, d->overflows, d->breaks,
+				 d->modules_left_out, d->sideband_lost, d->mem_period, d->samples,
+				 d->samples_placed };
+		rc = put_varints_field(b, HK_PT_DECODED, v, sizeof(v) / sizeof(v[0]));
 	}
 	return rc;
 }
@@ -185,6 +194,19 @@ static int decode_header_field(struct cgt_trace_header *h, unsigned key, struct 
 	case HK_MAX_ACCESS:
 		rc = get_u32(f, &h->max_access_size, "the largest access size");
 		break;
+	case HK_PT_DECODED: {
+		struct cgt_pt_decoded *d = &h->decoded;
+		uint64_t mtime = 0;
+		uint64_t *fields[] = { &d->source_size, &mtime, &d->insns, &d->errors, &d->bytes_skipped,
+				       &d->overflows, &d->breaks, &d->modules_left_out, &d->sideband_lost,
+				       &d->mem_period, &d->samples, &d->samples_placed };
+		rc = get_u32(f, &d->decoder_version, "the PT decoder's version");
+		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]) && rc == 0; i++)
+			rc = cursor_varint(f, fields[i], "a PT decoding figure");
+		d->source_mtime_ns = cgt_unzigzag(mtime);
+		d->present = rc == 0;
+		break;
+	}
 	default:
 		/* A field added by a later writer of the same version: skip it. */
 		f->p = f->end;

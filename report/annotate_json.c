@@ -115,7 +115,7 @@ static int compare_line_keys(const void *x, const void *y)
 static int json_annotation(struct annotation *a, const char *mfl, count_t **sums, int first)
 {
 	FILE *out = a->out;
-	struct key_map *lines = key_map_get(&a->mfl_lines, (uint64_t)(uintptr_t)mfl);
+	struct cgt_map *lines = cgt_map_get(&a->mfl_lines, (uint64_t)(uintptr_t)mfl);
 	struct name_list *ofls;
 	FILE *src;
 	int64_t min_mtime;
@@ -151,7 +151,7 @@ static int json_annotation(struct annotation *a, const char *mfl, count_t **sums
 	qsort(keys, n, sizeof(*keys), compare_line_keys);
 	fputs(", \"lines\": [", out);
 	for (size_t k = 0; k < n; k++) {
-		const count_t *cc = key_map_get(lines, (uint64_t)keys[k]);
+		const count_t *cc = cgt_map_get(lines, (uint64_t)keys[k]);
 		fprintf(out, "%s\n      [%lld, ", k ? "," : "", (long long)keys[k]);
 		json_counts(out, cc, a->n_events);
 		fputc(']', out);

@@ -290,7 +290,7 @@ static int print_summary(struct annotation *a)
 /* print_mname_summary.  The ranking is returned (for File:function: the
    files to annotate). */
 static int print_mname_summary(struct annotation *a, const char *kind, const char *indent,
-			       const struct key_map *dccs, struct named_cc **ranked, size_t *n_ranked)
+			       const struct cgt_map *dccs, struct named_cc **ranked, size_t *n_ranked)
 {
 	struct named_cc *list;
 	size_t n;
@@ -432,7 +432,7 @@ static void print_warning(FILE *out, const char *msg)
 		     "%s\n%s%s\n", ats, ats, msg, ats);
 }
 
-static int print_annotated_file(struct annotation *a, struct key_map *lines, FILE *src,
+static int print_annotated_file(struct annotation *a, struct cgt_map *lines, FILE *src,
 				const char *src_name, count_t **sums)
 {
 	struct printer p;
@@ -453,7 +453,7 @@ static int print_annotated_file(struct annotation *a, struct key_map *lines, FIL
 	print_events(&p, "");
 	fputc('\n', a->out);
 
-	const count_t *line0 = key_map_get(lines, 0);
+	const count_t *line0 = cgt_map_get(lines, 0);
 	if (line0 != NULL && a->n_events > 0) {
 		print_cc(&p, line0, NULL, "<unknown (line 0)>");
 		cc_add(sums[UNKNOWN], line0, a->n_events);
@@ -500,7 +500,7 @@ static int print_annotated_file(struct annotation *a, struct key_map *lines, FIL
 				break;
 			}
 			if (next < n && line_num == line_nums[next]) {
-				const count_t *cc = key_map_get(lines, (uint64_t)line_num);
+				const count_t *cc = cgt_map_get(lines, (uint64_t)line_num);
 				print_cc(&p, cc, NULL, text);
 				cc_add(sums[KNOWN], cc, a->n_events);
 				next++;
@@ -518,7 +518,7 @@ static int print_annotated_file(struct annotation *a, struct key_map *lines, FIL
 			fputc('\n', a->out);
 			for (; next < n; next++) {
 				char label[48];
-				const count_t *cc = key_map_get(lines, (uint64_t)line_nums[next]);
+				const count_t *cc = cgt_map_get(lines, (uint64_t)line_nums[next]);
 				snprintf(label, sizeof(label), "<bogus line %lld>", (long long)line_nums[next]);
 				print_cc(&p, cc, NULL, label);
 				cc_add(sums[KNOWN], cc, a->n_events);
@@ -555,7 +555,7 @@ static int annotate_files(struct annotation *a, const struct named_cc *ranked, s
 
 	for (size_t k = 0; k < n && rc == 0; k++) {
 		const char *mfl = mfls[k];
-		struct key_map *lines = key_map_get(&a->mfl_lines, (uint64_t)(uintptr_t)mfl);
+		struct cgt_map *lines = cgt_map_get(&a->mfl_lines, (uint64_t)(uintptr_t)mfl);
 		struct name_list *ofls;
 		FILE *src;
 		int64_t min_mtime;

@@ -46,11 +46,11 @@ static struct dcc *new_dcc(struct annotation *a)
 }
 
 /* defaultdict semantics: looking up creates. */
-static void *get_or_make(struct annotation *a, struct key_map *m, uint64_t key,
+static void *get_or_make(struct annotation *a, struct cgt_map *m, uint64_t key,
 			 void *(*make)(struct annotation *))
 {
-	void *v = key_map_get(m, key);
-	if (v == NULL && ((v = make(a)) == NULL || key_map_put(m, key, v) < 0))
+	void *v = cgt_map_get(m, key);
+	if (v == NULL && ((v = make(a)) == NULL || cgt_map_put(m, key, v) < 0))
 		return NULL;
 	return v;
 }
@@ -67,7 +67,7 @@ static void *make_dcc(struct annotation *a)
 
 static void *make_map(struct annotation *a)
 {
-	return annotation_alloc(a, sizeof(struct key_map));
+	return annotation_alloc(a, sizeof(struct cgt_map));
 }
 
 static void *make_list(struct annotation *a)
@@ -159,7 +159,7 @@ void cc_add(count_t *to, const count_t *from, unsigned n)
 	combine(to, from, n, 0);
 }
 
-void cc_add_lines(const struct annotation *a, const struct key_map *lines, count_t *to)
+void cc_add_lines(const struct annotation *a, const struct cgt_map *lines, count_t *to)
 {
 	for (size_t s = 0; s < lines->cap; s++)
 		if (lines->slots[s].value != NULL)
@@ -196,7 +196,7 @@ static int read_file(struct annotation *a, unsigned file_index)
 	const char *mfl = string_set_intern(&a->names, "");
 	struct dcc *mfl_dcc = new_dcc(a), *mfn_dcc = new_dcc(a);
 	count_t *mfl_inner = annotation_cc(a), *mfn_inner = annotation_cc(a);
-	struct key_map *lines = make_map(a);
+	struct cgt_map *lines = make_map(a);
 	const char *unspecified = string_set_intern(&a->names, "<unspecified>");
 	if (mfl == NULL || mfl_dcc == NULL || mfn_dcc == NULL || mfl_inner == NULL ||
 	    mfn_inner == NULL || lines == NULL || unspecified == NULL) {
@@ -302,7 +302,7 @@ static int abs_ge(count_t v, double threshold)
 	return (long double)m >= (long double)threshold;
 }
 
-int annotation_rank(struct annotation *a, const struct key_map *dccs, struct named_cc **out,
+int annotation_rank(struct annotation *a, const struct cgt_map *dccs, struct named_cc **out,
 		    size_t *n_out)
 {
 	unsigned ti = a->sort[0];
@@ -364,22 +364,22 @@ int annotation_sum_unannotated(struct annotation *a, const char *const *mfls, si
 			       count_t **sums)
 {
 	const char *unknown = string_set_intern(&a->names, "???");
-	struct key_map chosen = { 0 };
+	struct cgt_map chosen = { 0 };
 	int rc = unknown == NULL ? annotation_oom(a) : 0;
 
 	for (size_t k = 0; k < n && rc == 0; k++)
-		if (key_map_put(&chosen, key_of(mfls[k]), (void *)mfls[k]) < 0)
+		if (cgt_map_put(&chosen, key_of(mfls[k]), (void *)mfls[k]) < 0)
 			rc = annotation_oom(a);
 	for (size_t s = 0; s < a->mfl_lines.cap && rc == 0; s++) {
-		const struct key_map_slot *slot = &a->mfl_lines.slots[s];
+		const struct cgt_map_slot *slot = &a->mfl_lines.slots[s];
 		if (slot->value == NULL)
 			continue;
 		if (slot->key == key_of(unknown))
 			cc_add_lines(a, slot->value, sums[FILES_UNKNOWN]);
-		else if (key_map_get(&chosen, slot->key) == NULL)
+		else if (cgt_map_get(&chosen, slot->key) == NULL)
 			cc_add_lines(a, slot->value, sums[BELOW_THRESHOLD]);
 	}
-	key_map_free(&chosen);
+	cgt_map_free(&chosen);
 	return rc;
 }
 
@@ -419,7 +419,7 @@ static int64_t mtime_ns(const struct stat *st)
 enum source_status annotation_source(struct annotation *a, const char *mfl,
 				     struct name_list **out_ofls, FILE **src, int64_t *min_mtime)
 {
-	struct name_list *list = key_map_get(&a->mfl_ofls, key_of(mfl));
+	struct name_list *list = cgt_map_get(&a->mfl_ofls, key_of(mfl));
 	struct stat st;
 	int identical = 1;
 
@@ -460,18 +460,18 @@ static void release(struct annotation *a)
 {
 	for (size_t s = 0; s < a->mfl_dcc.cap; s++)
 		if (a->mfl_dcc.slots[s].value != NULL)
-			key_map_free(&((struct dcc *)a->mfl_dcc.slots[s].value)->inner);
+			cgt_map_free(&((struct dcc *)a->mfl_dcc.slots[s].value)->inner);
 	for (size_t s = 0; s < a->mfn_dcc.cap; s++)
 		if (a->mfn_dcc.slots[s].value != NULL)
-			key_map_free(&((struct dcc *)a->mfn_dcc.slots[s].value)->inner);
+			cgt_map_free(&((struct dcc *)a->mfn_dcc.slots[s].value)->inner);
 	for (size_t s = 0; s < a->mfl_ofls.cap; s++)
 		if (a->mfl_ofls.slots[s].value != NULL)
 			free(((struct name_list *)a->mfl_ofls.slots[s].value)->names);
 	for (size_t i = 0; i < a->n_allocs; i++)
 		free(a->allocs[i]);
-	key_map_free(&a->mfl_dcc);
-	key_map_free(&a->mfn_dcc);
-	key_map_free(&a->mfl_ofls);
+	cgt_map_free(&a->mfl_dcc);
+	cgt_map_free(&a->mfn_dcc);
+	cgt_map_free(&a->mfl_ofls);
 	free(a->allocs);
 	string_set_free(&a->names);
 }

@@ -15,7 +15,6 @@
 
 #include <stdio.h>
 
-#include "key_map.h"
 #include "report.h"
 #include "symbols.h"
 
@@ -23,7 +22,7 @@ typedef int64_t count_t;
 
 struct dcc {
 	count_t *outer;
-	struct key_map inner;	/* name -> count_t[] */
+	struct cgt_map inner;	/* name -> count_t[] */
 };
 
 struct name_list {
@@ -44,9 +43,9 @@ struct annotation {
 	const char **descs, **cmds;	/* per input file */
 	unsigned n_files;
 
-	struct key_map mfl_dcc, mfn_dcc;	/* name -> struct dcc */
-	struct key_map mfl_lines;		/* mfl -> struct key_map (line -> CC) */
-	struct key_map mfl_ofls;		/* mfl -> struct name_list */
+	struct cgt_map mfl_dcc, mfn_dcc;	/* name -> struct dcc */
+	struct cgt_map mfl_lines;		/* mfl -> struct cgt_map (line -> CC) */
+	struct cgt_map mfl_ofls;		/* mfl -> struct name_list */
 	count_t *summary;
 	uint64_t magnitude;	/* of the files read so far: see cgt_cgout_magnitude() */
 
@@ -74,11 +73,11 @@ count_t *annotation_cc(struct annotation *a);
 int annotation_oom(struct annotation *a);
 int annotation_die(struct annotation *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cc_add(count_t *to, const count_t *from, unsigned n);
-void cc_add_lines(const struct annotation *a, const struct key_map *lines, count_t *to);
+void cc_add_lines(const struct annotation *a, const struct cgt_map *lines, count_t *to);
 
 /* The entries of a File:function or Function:file summary: outer names
    with the inner ones that meet the threshold, both ranked. */
-int annotation_rank(struct annotation *a, const struct key_map *dccs, struct named_cc **list,
+int annotation_rank(struct annotation *a, const struct cgt_map *dccs, struct named_cc **list,
 		    size_t *n);
 
 /* The files to annotate, of a File:function ranking: sorted, "???" left

@@ -91,6 +91,35 @@ static char *command_line(const struct cgt_trace_header *h)
 	return cmd;
 }
 
+/* What a trace decoded from Intel PT can and cannot say: desc: lines. */
+static unsigned pt_desc(const struct cgt_pt_decoded *pt, char text[3][200], const char **ptrs)
+{
+	unsigned n = 0;
+	if (!pt->present)
+		return 0;
+	snprintf(text[n], 200, "Trace:            Intel PT: Ir I1mr ILmr Bc Bcm Bi Bim exact, Dr Dw "
+			       "decoded from the instructions, REP counted once");
+	ptrs[n] = text[n];
+	n++;
+	if (pt->mem_period != 0)
+		snprintf(text[n], 200, "Estimated:        D1mr DLmr D1mw DLmw, from memory samples "
+				       "(one access in %llu)", (unsigned long long)pt->mem_period);
+	else
+		snprintf(text[n], 200, "Estimated:        nothing: no memory samples, so D1mr DLmr D1mw "
+				       "DLmw count no misses");
+	ptrs[n] = text[n];
+	n++;
+	if (pt->overflows + pt->errors + pt->breaks != 0) {
+		snprintf(text[n], 200, "Trace lost:       %llu overflows, %llu decode errors, %llu lost "
+				       "pieces: what ran there is missing",
+			 (unsigned long long)pt->overflows, (unsigned long long)pt->errors,
+			 (unsigned long long)pt->breaks);
+		ptrs[n] = text[n];
+		n++;
+	}
+	return n;
+}
+
 int cgt_write_profile(const char *path, struct cgt_decoder *d, const struct cgt_sim *s,
 		      struct cgt_symbolizer *sy, struct cgt_profile *p, struct cgt_error *e)
 {
@@ -151,17 +180,19 @@ int cgt_write_profile(const char *path, struct cgt_decoder *d, const struct cgt_
 				c[k] = cc->counts[events[k]];
 			lines[n++] = (struct cgt_cgout_line){ cc->file, cc->fn, cc->line, c };
 		}
-		char desc[3][128], text[3][160];
+		char desc[3][128], text[6][200];
 		const struct cgt_cache_config *caches[3] = { &p->I1, &p->D1, &p->LL };
 		const char *names3[3] = { "I1", "D1", "LL" };
-		const char *desc_ptrs[3];
+		const char *desc_ptrs[6];
+		unsigned n_desc = 0;
 		for (int i = 0; i < 3; i++) {
 			cgt_cache_describe(caches[i], desc[i], sizeof(desc[i]));
 			/* Cachegrind's spacing: the values line up in cg_annotate. */
 			snprintf(text[i], sizeof(text[i]), "%s cache:         %s", names3[i], desc[i]);
-			desc_ptrs[i] = text[i];
+			desc_ptrs[n_desc++] = text[i];
 		}
-		struct cgt_cgout out = { desc_ptrs, 3, cmd, names, n_events,
+		n_desc += pt_desc(&cgt_decoder_header(d)->decoded, text + 3, desc_ptrs + 3);
+		struct cgt_cgout out = { desc_ptrs, n_desc, cmd, names, n_events,
 					 p->cache_sim && !p->branch_sim };
 		rc = cgt_cgout_write(path, &out, lines, n, e);
 	}

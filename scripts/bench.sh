@@ -1,7 +1,8 @@
 #!/bin/sh
 # make bench: speed and size of recording and simulation against Cachegrind,
-# on scripts/bench.c (about 400 million instructions), and of cgtrace report
-# against cg_annotate on a 50 MB cachegrind.out (scripts/big_cgout.py).
+# on scripts/bench.c (about 400 million instructions), of cgtrace report
+# against cg_annotate on a 50 MB cachegrind.out (scripts/big_cgout.py), and
+# of decoding the same program's (synthesized) Intel PT trace.
 # Valgrind 3.19's cg_annotate is the installed one; set BENCH_CG_ANNOTATE to
 # the newest (a Python script) to time that too.
 #
@@ -25,7 +26,7 @@ touch -d 2020-01-01 "$B"/report/src/*
 touch "$B/report/big.cgout"
 
 python3 - "${BENCH_RUNS:-5}" "$B" "$CFG" "${BENCH_CG_ANNOTATE:-}" <<'EOF'
-import os, sys, time
+import os, subprocess, sys, time
 
 runs, b, cfg, newest = int(sys.argv[1]), sys.argv[2], sys.argv[3].split(), sys.argv[4]
 trace, cg_out, ct_out = f"{b}/trace.zst", f"{b}/cachegrind.out", f"{b}/cgtrace.out"
@@ -44,24 +45,28 @@ if newest:
 in_report_dir = ("cg_annotate", "report", "newest cg_annotate")
 best, peak = {}, {}
 
-def run(name):
+def measure(cmd, cwd=None):
+    """Runs cmd, output discarded: its time and peak memory (KB)."""
     before = time.perf_counter()
     pid = os.fork()
     if pid == 0:
         fd = os.open(os.devnull, os.O_RDWR)
         os.dup2(fd, 1)
         os.dup2(fd, 2)
-        if name in in_report_dir:
-            os.chdir(report_dir)
-        os.execvp(commands[name][0], commands[name])
+        if cwd:
+            os.chdir(cwd)
+        os.execvp(cmd[0], cmd)
     _, status, usage = os.wait4(pid, 0)
-    elapsed = time.perf_counter() - before
     if status != 0:
-        sys.exit(f"bench: {' '.join(commands[name])} failed")
-    best[name] = min(best.get(name, elapsed), elapsed)
+        sys.exit(f"bench: {' '.join(cmd)} failed")
     # wait4's ru_maxrss: the largest of the process and its waited-for
     # descendants (Valgrind under cgtrace record).
-    peak[name] = max(peak.get(name, 0), usage.ru_maxrss)
+    return time.perf_counter() - before, usage.ru_maxrss
+
+def run(name):
+    elapsed, rss = measure(commands[name], report_dir if name in in_report_dir else None)
+    best[name] = min(best.get(name, elapsed), elapsed)
+    peak[name] = max(peak.get(name, 0), rss)
 
 for _ in range(runs):
     for name in commands:
@@ -91,4 +96,26 @@ for name in ("cg_annotate", "newest cg_annotate"):
     if name in best:
         print(f"{'cgtrace report':36} {best['report']:6.2f} s  {best['report'] / best[name]:5.2f} x {name:11} "
               f"peak {peak['report'] / 1024:4.0f} MB")
+
+# Intel PT: the benchmark's trace turned into the PT trace the pt recorder
+# would have written (tests/pt/pt-synth, one memory sample per 1000
+# accesses), decoded once by cgtrace (both passes: placing the samples,
+# writing the blocks), and the stored decode simulated.
+pt, decoded = f"{b}/pt.zst", f"{b}/pt.decoded.zst"
+measure(["build/tests/pt/pt-synth", trace, pt, f"{b}/pt.collapsed.zst"])
+if os.path.exists(decoded):
+    os.unlink(decoded)
+decode, decode_peak = measure([cgtrace, "dump", "--limit", "1", pt])
+replay, replay_peak = measure([cgtrace, "simulate", "-q", "--branch-sim=yes", *cfg, "-o",
+                               f"{b}/pt.out", pt])
+info = subprocess.run([cgtrace, "info", pt], capture_output=True, text=True).stdout
+insns = int(next(l for l in info.splitlines() if "instructions decoded" in l).split()[2]
+            .replace(",", ""))
+size = os.path.getsize(pt)
+print(f"intel pt (synthesized from the benchmark's trace): {insns:,} instructions, "
+      f"{size / 1e6:.1f} MB, {size / insns:.3f} bytes/instruction")
+print(f"{'cgtrace: decode once, stored':36} {decode:6.2f} s  {insns / decode / 1e6:5.1f} M instructions/s "
+      f"peak {decode_peak / 1024:4.0f} MB")
+print(f"{'cgtrace simulate of the decode':36} {replay:6.2f} s  {insns / replay / 1e6:5.1f} M instructions/s "
+      f"peak {replay_peak / 1024:4.0f} MB")
 EOF

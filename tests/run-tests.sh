@@ -2,16 +2,23 @@
 # Runs every test: the unit test programs (build/tests/unit/*) and the
 # end-to-end scripts (tests/e2e/*.sh).  Each prints one line per check,
 # "ok N - what" or "not ok N - what"; this script counts them and ends with
-# "N passed, N failed".  Usage: tests/run-tests.sh [NAME-FILTER]
+# "N passed, N failed".  Usage: tests/run-tests.sh [NAME-FILTER...]: the
+# tests whose name contains any of the filters (all without one).
 cd "$(dirname "$0")/.." || exit 1
-filter=${1:-}
+filters="$*"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
 run() {
 	name=$1
 	shift
-	case "$name" in *"$filter"*) ;; *) return ;; esac
+	if [ -n "$filters" ]; then
+		match=0
+		for f in $filters; do
+			case "$name" in *"$f"*) match=1 ;; esac
+		done
+		[ "$match" = 1 ] || return
+	fi
 	echo "# $name"
 	"$@" 2>&1 | tee -a "$log" | grep -E '^(not ok|ok) |^#|^  ' || true
 }

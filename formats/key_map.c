@@ -1,8 +1,8 @@
-/* A hash map from 64-bit keys -- interned-name pointers or line numbers --
-   to non-NULL values. */
+/* A hash map from 64-bit keys -- interned names, line numbers,
+   addresses -- to non-NULL values: open addressing, at most half full. */
 #include <stdlib.h>
 
-#include "key_map.h"
+#include "trace.h"
 
 static size_t slot_of(uint64_t key, size_t cap)
 {
@@ -10,7 +10,7 @@ static size_t slot_of(uint64_t key, size_t cap)
 	return (size_t)(key ^ (key >> 29)) & (cap - 1);
 }
 
-void *key_map_get(const struct key_map *m, uint64_t key)
+void *cgt_map_get(const struct cgt_map *m, uint64_t key)
 {
 	if (m->cap == 0)
 		return NULL;
@@ -22,11 +22,11 @@ void *key_map_get(const struct key_map *m, uint64_t key)
 	}
 }
 
-int key_map_put(struct key_map *m, uint64_t key, void *value)
+int cgt_map_put(struct cgt_map *m, uint64_t key, void *value)
 {
 	if (2 * (m->n + 1) > m->cap) {
 		size_t cap = m->cap ? 2 * m->cap : 16;
-		struct key_map_slot *slots = calloc(cap, sizeof(*slots));
+		struct cgt_map_slot *slots = calloc(cap, sizeof(*slots));
 		if (slots == NULL)
 			return -1;
 		for (size_t i = 0; i < m->cap; i++) {
@@ -51,7 +51,7 @@ int key_map_put(struct key_map *m, uint64_t key, void *value)
 	return 0;
 }
 
-void key_map_free(struct key_map *m)
+void cgt_map_free(struct cgt_map *m)
 {
 	free(m->slots);
 	m->slots = NULL;

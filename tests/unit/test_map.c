@@ -1,42 +1,42 @@
-/* The report's hash map: lookups, replacement, growth, any key. */
+/* The hash map of 64-bit keys: lookups, replacement, growth, any key. */
 #include <stdint.h>
 
 #include "check.h"
-#include "key_map.h"
+#include "trace.h"
 
 static void test_put_get_replace(void)
 {
-	struct key_map m = { 0 };
+	struct cgt_map m = { 0 };
 	int a, b;
-	CHECK(key_map_get(&m, 1) == NULL);	/* empty, never allocated */
-	CHECK_EQ(key_map_put(&m, 1, &a), 0);
-	CHECK(key_map_get(&m, 1) == &a);
-	CHECK_EQ(key_map_put(&m, 1, &b), 0);
-	CHECK(key_map_get(&m, 1) == &b);
+	CHECK(cgt_map_get(&m, 1) == NULL);	/* empty, never allocated */
+	CHECK_EQ(cgt_map_put(&m, 1, &a), 0);
+	CHECK(cgt_map_get(&m, 1) == &a);
+	CHECK_EQ(cgt_map_put(&m, 1, &b), 0);
+	CHECK(cgt_map_get(&m, 1) == &b);
 	CHECK_EQ(m.n, 1);
-	CHECK(key_map_get(&m, 2) == NULL);
-	key_map_free(&m);
+	CHECK(cgt_map_get(&m, 2) == NULL);
+	cgt_map_free(&m);
 }
 
 static void test_every_key_kept_across_growth(void)
 {
-	struct key_map m = { 0 };
+	struct cgt_map m = { 0 };
 	static char values[10000];
 	/* Keys 0, UINT64_MAX and strided ones that share low bits. */
 	for (uint64_t i = 0; i < 10000; i++)
-		CHECK_EQ(key_map_put(&m, i == 1 ? UINT64_MAX : i << 12, &values[i]), 0);
+		CHECK_EQ(cgt_map_put(&m, i == 1 ? UINT64_MAX : i << 12, &values[i]), 0);
 	CHECK_EQ(m.n, 10000);
 	CHECK(2 * m.n <= m.cap);
 	int all_found = 1;
 	for (uint64_t i = 0; i < 10000; i++)
-		all_found &= key_map_get(&m, i == 1 ? UINT64_MAX : i << 12) == &values[i];
+		all_found &= cgt_map_get(&m, i == 1 ? UINT64_MAX : i << 12) == &values[i];
 	CHECK(all_found);
-	CHECK(key_map_get(&m, 1) == NULL);
+	CHECK(cgt_map_get(&m, 1) == NULL);
 	size_t seen = 0;
 	for (size_t i = 0; i < m.cap; i++)
 		seen += m.slots[i].value != NULL;
 	CHECK_EQ(seen, 10000);
-	key_map_free(&m);
+	cgt_map_free(&m);
 	CHECK_EQ(m.cap, 0);
 }
 

@@ -1,0 +1,99 @@
+/*
+ * libipt's view of the program's code (pt_code.h).
+ */
+#include <intel-pt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pt_code.h"
+
+static int add_section(struct pt_code *c, const char *path, uint64_t offset, uint64_t size,
+		       uint64_t vaddr, struct cgt_error *e)
+{
+	int isid = pt_iscache_add_file(c->iscache, path, offset, size, vaddr);
+	int rc = isid < 0 ? isid : pt_image_add_cached(c->image, c->iscache, isid, NULL);
+	if (rc < 0)
+		return cgt_fail(e, cgt_err_io, "%s: libipt cannot use it: %s", path,
+				pt_errstr(pt_errcode(rc)));
+	return 0;
+}
+
+/* Code bytes with no file of their own go into a temporary one. */
+static int add_bytes(struct pt_code *c, const struct pt_image_bytes *im, struct cgt_error *e)
+{
+	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char *path;
+	if (asprintf(&path, "%s/cgtrace-code.XXXXXX", dir) < 0)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	int fd = mkstemp(path);
+	if (fd < 0 || write(fd, im->data, im->len) != (ssize_t)im->len) {
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+		cgt_fail(e, cgt_err_io, "cannot write the %s code to %s", im->name, path);
+		free(path);
+		return -cgt_err_io;
+	}
+	close(fd);
+	char **files = realloc(c->temp_files, (c->n_temp_files + 1) * sizeof(*files));
+	if (files == NULL) {
+		unlink(path);
+		free(path);
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	}
+	c->temp_files = files;
+	c->temp_files[c->n_temp_files++] = path;
+	return add_section(c, path, 0, im->len, im->start, e);
+}
+
+int pt_code_build(struct pt_code *c, const struct pt_input *in, FILE *warn, struct cgt_error *e)
+{
+	memset(c, 0, sizeof(*c));
+	c->iscache = pt_iscache_alloc(NULL);
+	c->image = pt_image_alloc(NULL);
+	if (c->iscache == NULL || c->image == NULL) {
+		pt_code_free(c);
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	}
+	/* In recording order: a later mapping of a range replaces an earlier
+	   one, as libipt shrinks or splits the sections it overlaps. */
+	for (size_t i = 0; i < in->n_modules; i++) {
+		const struct cgt_module *m = &in->modules[i];
+		const char *why;
+		if (!cgt_module_matches_file(m, &why)) {
+			c->modules_left_out++;
+			if (warn != NULL)
+				fprintf(warn, "cgtrace: warning: %s %s: its code is not decoded\n",
+					m->path, why);
+			continue;
+		}
+		int rc = add_section(c, m->path, m->file_offset, m->size, m->start, e);
+		if (rc < 0) {
+			pt_code_free(c);
+			return rc;
+		}
+	}
+	for (size_t i = 0; i < in->n_images; i++) {
+		int rc = add_bytes(c, &in->images[i], e);
+		if (rc < 0) {
+			pt_code_free(c);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+void pt_code_free(struct pt_code *c)
+{
+	pt_image_free(c->image);
+	pt_iscache_free(c->iscache);
+	for (size_t i = 0; i < c->n_temp_files; i++) {
+		unlink(c->temp_files[i]);
+		free(c->temp_files[i]);
+	}
+	free(c->temp_files);
+	memset(c, 0, sizeof(*c));
+}

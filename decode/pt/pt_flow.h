@@ -1,0 +1,69 @@
+/*
+ * The executed instructions of one CPU's packet stream, with libipt's
+ * instruction decoder: an iterator that yields instructions, the points
+ * where tracing starts (with the thread then running) and stops, timing
+ * ticks, and losses.  After any decode error or overflow it resumes at the
+ * next PSB (found with a packet-level index built first, since syncing
+ * forward again can fail inside a damaged PSB+), and counts what it
+ * skipped.  Internal to decode/.
+ */
+#ifndef CGTRACE_PT_FLOW_H
+#define CGTRACE_PT_FLOW_H
+
+#include "pt_code.h"
+#include "pt_input.h"
+
+struct pt_insn_decoder;
+
+enum pt_flow_kind {
+	PT_FLOW_INSN,		/* ip, size, raw */
+	PT_FLOW_START,		/* tracing (re)starts at ip in thread tid */
+	PT_FLOW_STOP,		/* tracing stops; the next instruction of the
+				   thread would have been ip (0: not known) */
+	PT_FLOW_LOSS,		/* trace lost here (overflow, decode error) */
+	PT_FLOW_TICK,		/* the time is tsc at the last instruction */
+};
+
+struct pt_flow_item {
+	unsigned kind;
+	uint64_t ip;
+	uint8_t size;
+	const uint8_t *raw;
+	uint64_t tsc;
+	uint32_t tid;
+};
+
+struct pt_flow_stats {
+	uint64_t insns;
+	uint64_t errors;	/* decode errors, each followed by a resync */
+	uint64_t bytes_skipped;	/* of packets, by resyncs */
+	uint64_t overflows;	/* the CPU's own (OVF packets) */
+	uint64_t segments;	/* pieces the stream broke into (lost AUX data) */
+};
+
+struct pt_flow {
+	const struct pt_input *in;
+	const struct pt_cpu_stream *s;
+	struct pt_code *code;
+	size_t segment;		/* the next one to decode */
+	size_t seg_start, seg_end;
+	uint8_t *buffer;	/* the segment, with zeroed slack after it */
+	size_t buffer_cap;
+	uint64_t *psbs;		/* PSB offsets in the segment */
+	size_t n_psbs, cap_psbs;
+	struct pt_insn_decoder *dec;
+	int status;
+	uint32_t tid;
+	uint8_t raw[16];
+	struct pt_flow_stats stats;
+};
+
+int pt_flow_open(struct pt_flow *f, const struct pt_input *in, const struct pt_cpu_stream *s,
+		 struct pt_code *code, struct cgt_error *e);
+/* 1: *item filled; 0: the end of the stream; negative: out of memory. */
+int pt_flow_next(struct pt_flow *f, struct pt_flow_item *item, struct cgt_error *e);
+/* How far into the stream decoding is, in bytes. */
+uint64_t pt_flow_position(const struct pt_flow *f);
+void pt_flow_close(struct pt_flow *f);
+
+#endif
