@@ -137,12 +137,17 @@ static int resync(struct pt_flow *f)
 	return 0;
 }
 
-/* The thread running at tsc: from the context switches, or the program's
-   main thread when it never switched. */
-static uint32_t thread_at(const struct pt_flow *f, uint64_t tsc)
+/* Who runs from tsc on, from the context switches: a thread of the
+   program, or (foreign) one of another process; with no switches known,
+   the thread that ran before. */
+static void thread_at(struct pt_flow *f, uint64_t tsc)
 {
-	uint32_t tid = f->s->n_switches ? pt_input_thread_at(f->s, tsc) : 0;
-	return tid != 0 ? tid : f->tid;
+	const struct pt_switch *sw = pt_input_switch_at(f->s, tsc);
+	if (sw == NULL)
+		return;
+	f->foreign = sw->pid != f->in->header.pid;
+	if (!f->foreign)
+		f->tid = sw->tid;
 }
 
 /* An event as an item; 0 if it makes none. */
@@ -152,7 +157,9 @@ static int from_event(struct pt_flow *f, const struct pt_event *ev, struct pt_fl
 	switch (ev->type) {
 	case ptev_enabled:
 		if (ev->has_tsc)
-			f->tid = thread_at(f, ev->tsc);
+			thread_at(f, ev->tsc);
+		if (f->foreign)
+			return 0;
 		item->kind = PT_FLOW_START;
 		item->ip = ev->variant.enabled.ip;
 		item->tid = f->tid;
@@ -191,7 +198,7 @@ int pt_flow_next(struct pt_flow *f, struct pt_flow_item *item, struct cgt_error 
 		if (f->status >= 0 && (f->status & pts_event_pending)) {
 			struct pt_event ev;
 			f->status = pt_insn_event(f->dec, &ev, sizeof(ev));
-			if (f->status >= 0 && from_event(f, &ev, item))
+			if (f->status >= 0 && from_event(f, &ev, item) && !f->foreign)
 				return 1;
 			continue;
 		}
@@ -213,6 +220,10 @@ int pt_flow_next(struct pt_flow *f, struct pt_flow_item *item, struct cgt_error 
 		f->status = pt_insn_next(f->dec, &insn, sizeof(insn));
 		if (insn.iclass == ptic_error)
 			continue;
+		if (f->foreign) {
+			f->stats.foreign_insns++;
+			continue;
+		}
 		f->stats.insns++;
 		memcpy(f->raw, insn.raw, insn.size);
 		memset(item, 0, sizeof(*item));

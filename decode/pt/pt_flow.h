@@ -17,7 +17,8 @@ struct pt_insn_decoder;
 
 enum pt_flow_kind {
 	PT_FLOW_INSN,		/* ip, size, raw */
-	PT_FLOW_START,		/* tracing (re)starts at ip in thread tid */
+	PT_FLOW_START,		/* tracing (re)starts at ip in thread tid (of the
+				   program: child processes are skipped) */
 	PT_FLOW_STOP,		/* tracing stops; the next instruction of the
 				   thread would have been ip (0: not known) */
 	PT_FLOW_LOSS,		/* trace lost here (overflow, decode error) */
@@ -39,6 +40,7 @@ struct pt_flow_stats {
 	uint64_t bytes_skipped;	/* of packets, by resyncs */
 	uint64_t overflows;	/* the CPU's own (OVF packets) */
 	uint64_t segments;	/* pieces the stream broke into (lost AUX data) */
+	uint64_t foreign_insns;	/* of child processes, not decoded further */
 };
 
 struct pt_flow {
@@ -54,6 +56,7 @@ struct pt_flow {
 	struct pt_insn_decoder *dec;
 	int status;
 	uint32_t tid;
+	int foreign;		/* another process runs: its trace is skipped */
 	uint8_t raw[16];
 	struct pt_flow_stats stats;
 };

@@ -188,12 +188,13 @@ static int take_sideband(struct reading *r, const struct cgt_record *rec)
 		return 0;
 	}
 	case PERF_RECORD_SWITCH:
-		if (!(h.misc & PERF_RECORD_MISC_SWITCH_OUT) && sid.pid == in->header.pid) {
+		if (!(h.misc & PERF_RECORD_MISC_SWITCH_OUT)) {
 			struct pt_cpu_stream *s = stream_of(in, cpu);
 			if (s == NULL || grow(&s->switches, &s->cap_switches, s->n_switches,
 					       sizeof(*s->switches)) < 0)
 				return oom(r);
-			s->switches[s->n_switches++] = (struct pt_switch){ tsc_of(&in->config, sid.time), sid.tid };
+			s->switches[s->n_switches++] =
+				(struct pt_switch){ tsc_of(&in->config, sid.time), sid.pid, sid.tid };
 		}
 		return 0;
 	case PERF_RECORD_LOST:
@@ -362,7 +363,7 @@ int pt_input_read(struct pt_input *in, const char *path, struct cgt_error *e)
 	return 0;
 }
 
-uint32_t pt_input_thread_at(const struct pt_cpu_stream *s, uint64_t tsc)
+const struct pt_switch *pt_input_switch_at(const struct pt_cpu_stream *s, uint64_t tsc)
 {
 	/* The last switch at or before tsc (switches are in time order). */
 	size_t lo = 0, hi = s->n_switches;
@@ -373,7 +374,7 @@ uint32_t pt_input_thread_at(const struct pt_cpu_stream *s, uint64_t tsc)
 		else
 			hi = mid;
 	}
-	return lo > 0 ? s->switches[lo - 1].tid : 0;
+	return lo > 0 ? &s->switches[lo - 1] : NULL;
 }
 
 void pt_input_free(struct pt_input *in)

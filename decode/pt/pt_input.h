@@ -28,8 +28,9 @@ struct pt_cpu_stream {
 	size_t *breaks;
 	size_t n_breaks;
 	uint64_t bytes_lost;
-	/* Context switches on this CPU, in time order. */
-	struct pt_switch { uint64_t tsc; uint32_t tid; } *switches;
+	/* Context switches on this CPU, in time order: the program's threads
+	   and its child processes' (inherited events follow forks). */
+	struct pt_switch { uint64_t tsc; uint32_t pid, tid; } *switches;
 	size_t n_switches, cap_switches;
 };
 
@@ -65,7 +66,7 @@ struct pt_input {
 int pt_input_read(struct pt_input *in, const char *path, struct cgt_error *e);
 void pt_input_free(struct pt_input *in);
 
-/* The thread running on stream s at tsc (0 if none is known). */
-uint32_t pt_input_thread_at(const struct pt_cpu_stream *s, uint64_t tsc);
+/* The switch to the thread running on stream s at tsc, or NULL. */
+const struct pt_switch *pt_input_switch_at(const struct pt_cpu_stream *s, uint64_t tsc);
 
 #endif
