@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "decode.h"
+#include "pt_classify.h"
 #include "pt_code.h"
 #include "pt_estimate.h"
 #include "pt_flow.h"
@@ -28,56 +29,6 @@
 #define MAX_INSNS 64		/* per block: keeps pending state small */
 #define WINDOW (1u << 16)	/* instructions kept per thread for placing samples */
 #define SEARCH 4096		/* how far from its time a sample's instruction may be */
-
-/* ---- Instructions, classified once per address ------------------------- */
-
-#define CHUNK 4096
-
-struct classifier {
-	struct cgt_map by_ip;		/* ip -> x86_insn, which stays put */
-	struct x86_insn **chunks;	/* CHUNK instructions each */
-	size_t n, n_chunks;
-};
-
-static struct x86_insn *new_insn(struct classifier *c)
-{
-	if (c->n % CHUNK == 0) {
-		struct x86_insn **chunks = realloc(c->chunks, (c->n_chunks + 1) * sizeof(*chunks));
-		if (chunks == NULL)
-			return NULL;
-		c->chunks = chunks;
-		if ((c->chunks[c->n_chunks] = malloc(CHUNK * sizeof(struct x86_insn))) == NULL)
-			return NULL;
-		c->n_chunks++;
-	}
-	return &c->chunks[c->n / CHUNK][c->n % CHUNK];
-}
-
-static const struct x86_insn *classify(struct classifier *c, uint64_t ip, const uint8_t *raw,
-				       uint8_t size)
-{
-	struct x86_insn *in = cgt_map_get(&c->by_ip, ip);
-	if (in != NULL)
-		return in;
-	if ((in = new_insn(c)) == NULL || cgt_map_put(&c->by_ip, ip, in) < 0)
-		return NULL;
-	c->n++;
-	/* libipt decoded it already, so Zydis should too; if not, an
-	   instruction of that size touching nothing. */
-	if (x86_insn_decode(raw, size, ip, in) < 0 || in->len != size) {
-		memset(in, 0, sizeof(*in));
-		in->len = size;
-	}
-	return in;
-}
-
-static void classifier_free(struct classifier *c)
-{
-	for (size_t i = 0; i < c->n_chunks; i++)
-		free(c->chunks[i]);
-	free(c->chunks);
-	cgt_map_free(&c->by_ip);
-}
 
 /* ---- Threads ----------------------------------------------------------------- */
 
@@ -112,7 +63,7 @@ struct thread {
 struct converter {
 	const struct pt_input *in;
 	struct pt_code code;
-	struct classifier classifier;
+	struct pt_classifier classifier;
 	struct pt_estimator est;
 	struct thread **threads;
 	size_t n_threads;
@@ -448,7 +399,7 @@ static int run_pass(struct converter *c)
 	for (size_t s = 0; s < c->in->n_cpus; s++) {
 		struct pt_flow f = { 0 };
 		struct thread *t = thread_of(c, (uint32_t)c->in->header.pid);
-		int rc = t == NULL ? -1 : pt_flow_open(&f, c->in, &c->in->cpus[s], &c->code, c->e);
+		int rc = t == NULL ? -1 : pt_flow_open(&f, c->in, &c->in->cpus[s], &c->code, &c->classifier, c->e);
 		uint64_t count = 0;
 		while (rc >= 0 && (rc = pt_flow_next(&f, &item, c->e)) > 0) {
 			if (item.kind == PT_FLOW_INSN) {
@@ -457,10 +408,8 @@ static int run_pass(struct converter *c)
 				struct pt_insn_state *st = t->last && t->last->next && t->last->next->ip == item.ip
 								   ? t->last->next
 								   : pt_estimator_find(&c->est, item.ip, t->number);
-				if (st == NULL) {
-					const struct x86_insn *in = classify(&c->classifier, item.ip, item.raw, item.size);
-					st = in ? pt_estimator_state(&c->est, item.ip, t->number, in) : NULL;
-				}
+				if (st == NULL)
+					st = pt_estimator_state(&c->est, item.ip, t->number, item.insn);
 				if (st == NULL) {
 					rc = oom(c);
 				} else {
@@ -495,7 +444,7 @@ static int run_pass(struct converter *c)
 		}
 		if (c->pass == 1) {
 			c->flow.insns += f.stats.insns;
-			c->flow.errors += f.stats.errors;
+			c->flow.errors += f.stats.errors + f.stats.unknown;
 			c->flow.bytes_skipped += f.stats.bytes_skipped;
 			c->flow.overflows += f.stats.overflows;
 			c->flow.segments += f.stats.segments;
@@ -617,7 +566,7 @@ int cgt_pt_decode(const char *path, const char *out_path, FILE *progress, struct
 	cgt_buf_free(&c.events_buf);
 	cgt_block_table_free(&c.table);
 	pt_estimator_free(&c.est);	/* before the instructions its states point to */
-	classifier_free(&c.classifier);
+	pt_classifier_free(&c.classifier);
 	pt_code_free(&c.code);
 	pt_input_free(&in);
 	return rc;

@@ -1,9 +1,10 @@
 /*
  * Decoding one CPU's packet stream with libipt (pt_flow.h), following
- * libipt's howto and ptxed: drain pending events before each instruction,
- * an instruction is valid whenever its class is not ptic_error (even if
- * the call failed), and resynchronise at the next indexed PSB after an
- * error.
+ * libipt's howto and ptxed: drain pending events before each block, a
+ * block is valid whenever it has instructions (even if the call failed),
+ * and resynchronise at the next indexed PSB after an error.  The block
+ * decoder beats the instruction decoder by far: it follows straight-line
+ * code from its own cache, without a call per instruction.
  */
 #include <intel-pt.h>
 #include <stdlib.h>
@@ -21,7 +22,11 @@ static void config_for(const struct pt_flow *f, struct pt_config *c, uint8_t *be
 	pt_config_init(c);
 	c->begin = begin;
 	c->end = begin + len;
-	c->flags.variant.insn.enable_tick_events = 1;
+	c->flags.variant.block.enable_tick_events = 1;
+	/* Blocks end at direct jumps and calls too, so that their
+	   instructions lie one after another. */
+	c->flags.variant.block.end_on_call = 1;
+	c->flags.variant.block.end_on_jump = 1;
 	if (strcmp(h->cpu_vendor, "GenuineIntel") == 0) {
 		c->cpu.vendor = pcv_intel;
 		c->cpu.family = (uint16_t)h->cpu_family;
@@ -93,28 +98,31 @@ static int open_segment(struct pt_flow *f, struct cgt_error *e)
 	int rc = index_psbs(f, &c, e);
 	if (rc < 0)
 		return rc;
-	f->dec = pt_insn_alloc_decoder(&c);
+	f->dec = pt_blk_alloc_decoder(&c);
 	if (f->dec == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
-	pt_insn_set_image(f->dec, f->code->image);
-	f->status = pt_insn_sync_forward(f->dec);
+	pt_blk_set_image(f->dec, f->code->image);
+	f->status = pt_blk_sync_forward(f->dec);
+	f->left = 0;
 	return 1;
 }
 
 static void close_segment(struct pt_flow *f)
 {
-	pt_insn_free_decoder(f->dec);
+	pt_blk_free_decoder(f->dec);
 	f->dec = NULL;
+	f->left = 0;
 }
 
 int pt_flow_open(struct pt_flow *f, const struct pt_input *in, const struct pt_cpu_stream *s,
-		 struct pt_code *code, struct cgt_error *e)
+		 struct pt_code *code, struct pt_classifier *classifier, struct cgt_error *e)
 {
 	(void)e;
 	memset(f, 0, sizeof(*f));
 	f->in = in;
 	f->s = s;
 	f->code = code;
+	f->classifier = classifier;
 	f->tid = (uint32_t)in->header.pid;
 	return 0;
 }
@@ -124,12 +132,12 @@ int pt_flow_open(struct pt_flow *f, const struct pt_input *in, const struct pt_c
 static int resync(struct pt_flow *f)
 {
 	uint64_t at = 0;
-	pt_insn_get_offset(f->dec, &at);
+	pt_blk_get_offset(f->dec, &at);
 	f->stats.errors++;
 	for (size_t i = 0; i < f->n_psbs; i++) {
 		if (f->psbs[i] > at) {
 			f->stats.bytes_skipped += f->psbs[i] - at;
-			f->status = pt_insn_sync_set(f->dec, f->psbs[i]);
+			f->status = pt_blk_sync_set(f->dec, f->psbs[i]);
 			return 1;
 		}
 	}
@@ -186,9 +194,57 @@ static int from_event(struct pt_flow *f, const struct pt_event *ev, struct pt_fl
 	}
 }
 
+/* The next instruction of the block being walked: its class from the
+   cache, or from its bytes in the image the first time. */
+static int walk_block(struct pt_flow *f, struct pt_flow_item *item, struct cgt_error *e)
+{
+	uint64_t ip = f->next_ip;
+	const struct x86_insn *in = pt_classified(f->classifier, ip);
+	if (in == NULL) {
+		uint8_t bytes[16];
+		int n;
+		if (f->left == 1 && f->last_truncated) {
+			memcpy(bytes, f->last_raw, f->last_size);
+			n = f->last_size;
+		} else {
+			n = pt_iscache_read(f->code->iscache, bytes, sizeof(bytes), f->isid, ip);
+		}
+		in = pt_classify(f->classifier, ip, bytes, n > 0 ? (size_t)n : 0, 0);
+		if (in == NULL)
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+	}
+	if (in->len == 0) {
+		/* No length: the rest of the block cannot be walked. */
+		f->stats.unknown++;
+		f->left = 0;
+		memset(item, 0, sizeof(*item));
+		item->kind = PT_FLOW_LOSS;
+		return 1;
+	}
+	f->next_ip += in->len;
+	f->left--;
+	if (f->foreign) {
+		f->stats.foreign_insns++;
+		return 0;
+	}
+	f->stats.insns++;
+	memset(item, 0, sizeof(*item));
+	item->kind = PT_FLOW_INSN;
+	item->ip = ip;
+	item->insn = in;
+	item->tid = f->tid;
+	return 1;
+}
+
 int pt_flow_next(struct pt_flow *f, struct pt_flow_item *item, struct cgt_error *e)
 {
 	for (;;) {
+		if (f->left > 0) {
+			int rc = walk_block(f, item, e);
+			if (rc != 0)
+				return rc;
+			continue;
+		}
 		if (f->dec == NULL) {
 			int rc = open_segment(f, e);
 			if (rc <= 0)
@@ -197,7 +253,7 @@ int pt_flow_next(struct pt_flow *f, struct pt_flow_item *item, struct cgt_error 
 		}
 		if (f->status >= 0 && (f->status & pts_event_pending)) {
 			struct pt_event ev;
-			f->status = pt_insn_event(f->dec, &ev, sizeof(ev));
+			f->status = pt_blk_event(f->dec, &ev, sizeof(ev));
 			if (f->status >= 0 && from_event(f, &ev, item) && !f->foreign)
 				return 1;
 			continue;
@@ -215,24 +271,18 @@ int pt_flow_next(struct pt_flow *f, struct pt_flow_item *item, struct cgt_error 
 			item->kind = PT_FLOW_LOSS;
 			return 1;
 		}
-		/* libipt leaves the instruction untouched on some errors. */
-		struct pt_insn insn = { .iclass = ptic_error };
-		f->status = pt_insn_next(f->dec, &insn, sizeof(insn));
-		if (insn.iclass == ptic_error)
+		struct pt_block block = { .ninsn = 0 };
+		f->status = pt_blk_next(f->dec, &block, sizeof(block));
+		if (block.ninsn == 0)
 			continue;
-		if (f->foreign) {
-			f->stats.foreign_insns++;
-			continue;
+		f->next_ip = block.ip;
+		f->left = block.ninsn;
+		f->isid = block.isid;
+		f->last_truncated = block.truncated;
+		if (block.truncated) {
+			memcpy(f->last_raw, block.raw, block.size);
+			f->last_size = block.size;
 		}
-		f->stats.insns++;
-		memcpy(f->raw, insn.raw, insn.size);
-		memset(item, 0, sizeof(*item));
-		item->kind = PT_FLOW_INSN;
-		item->ip = insn.ip;
-		item->size = insn.size;
-		item->raw = f->raw;
-		item->tid = f->tid;
-		return 1;
 	}
 }
 
@@ -240,7 +290,7 @@ uint64_t pt_flow_position(const struct pt_flow *f)
 {
 	uint64_t at = 0;
 	if (f->dec != NULL)
-		pt_insn_get_offset(f->dec, &at);
+		pt_blk_get_offset(f->dec, &at);
 	return f->seg_start + at;
 }
 

@@ -1,6 +1,7 @@
 /*
  * The executed instructions of one CPU's packet stream, with libipt's
- * instruction decoder: an iterator that yields instructions, the points
+ * block decoder (a block: straight-line instructions, walked with their
+ * lengths from pt_classify.h): an iterator that yields instructions, the points
  * where tracing starts (with the thread then running) and stops, timing
  * ticks, and losses.  After any decode error or overflow it resumes at the
  * next PSB (found with a packet-level index built first, since syncing
@@ -10,13 +11,14 @@
 #ifndef CGTRACE_PT_FLOW_H
 #define CGTRACE_PT_FLOW_H
 
+#include "pt_classify.h"
 #include "pt_code.h"
 #include "pt_input.h"
 
-struct pt_insn_decoder;
+struct pt_block_decoder;
 
 enum pt_flow_kind {
-	PT_FLOW_INSN,		/* ip, size, raw */
+	PT_FLOW_INSN,		/* ip, insn */
 	PT_FLOW_START,		/* tracing (re)starts at ip in thread tid (of the
 				   program: child processes are skipped) */
 	PT_FLOW_STOP,		/* tracing stops; the next instruction of the
@@ -28,8 +30,7 @@ enum pt_flow_kind {
 struct pt_flow_item {
 	unsigned kind;
 	uint64_t ip;
-	uint8_t size;
-	const uint8_t *raw;
+	const struct x86_insn *insn;
 	uint64_t tsc;
 	uint32_t tid;
 };
@@ -37,6 +38,8 @@ struct pt_flow_item {
 struct pt_flow_stats {
 	uint64_t insns;
 	uint64_t errors;	/* decode errors, each followed by a resync */
+	uint64_t unknown;	/* instructions Zydis could not decode: the rest
+				   of their block is lost */
 	uint64_t bytes_skipped;	/* of packets, by resyncs */
 	uint64_t overflows;	/* the CPU's own (OVF packets) */
 	uint64_t segments;	/* pieces the stream broke into (lost AUX data) */
@@ -47,22 +50,27 @@ struct pt_flow {
 	const struct pt_input *in;
 	const struct pt_cpu_stream *s;
 	struct pt_code *code;
+	struct pt_classifier *classifier;
 	size_t segment;		/* the next one to decode */
 	size_t seg_start, seg_end;
 	uint8_t *buffer;	/* the segment, with zeroed slack after it */
 	size_t buffer_cap;
 	uint64_t *psbs;		/* PSB offsets in the segment */
 	size_t n_psbs, cap_psbs;
-	struct pt_insn_decoder *dec;
+	struct pt_block_decoder *dec;
 	int status;
+	/* The block being walked. */
+	uint64_t next_ip;
+	unsigned left;
+	int isid, last_truncated;
+	uint8_t last_raw[16], last_size;
 	uint32_t tid;
 	int foreign;		/* another process runs: its trace is skipped */
-	uint8_t raw[16];
 	struct pt_flow_stats stats;
 };
 
 int pt_flow_open(struct pt_flow *f, const struct pt_input *in, const struct pt_cpu_stream *s,
-		 struct pt_code *code, struct cgt_error *e);
+		 struct pt_code *code, struct pt_classifier *classifier, struct cgt_error *e);
 /* 1: *item filled; 0: the end of the stream; negative: out of memory. */
 int pt_flow_next(struct pt_flow *f, struct pt_flow_item *item, struct cgt_error *e);
 /* How far into the stream decoding is, in bytes. */
