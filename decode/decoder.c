@@ -204,15 +204,12 @@ static int fill_slot(struct cgt_decoder *d, struct slot *slot, struct cgt_error 
 			d->in_events = rc == 1;
 			continue;
 		}
-		rc = cgt_events_next(&d->events, &d->blocks, &slot->execs[n], slot->values + used, e);
+		rc = cgt_events_fill(&d->events, &d->blocks, slot->execs, BATCH_EXECS, slot->values,
+				     BATCH_VALUES, d->max_block_values, &n, &used, e);
 		if (rc < 0)
 			return rc;
-		if (rc == 0) {
+		if (rc == 0)
 			d->in_events = 0;
-			continue;
-		}
-		used += slot->execs[n].block->values_in_prefix[slot->execs[n].exit];
-		n++;
 	}
 	slot->n = n;
 	return (int)(n > 0);

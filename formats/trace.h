@@ -488,6 +488,14 @@ int cgt_events_open(struct cgt_events_cursor *c, const struct cgt_record *rec, s
 int cgt_events_next(struct cgt_events_cursor *c, struct cgt_block_table *t, struct cgt_exec *x,
 		    uint64_t *values, struct cgt_error *e);
 
+/* Decodes executions into execs[*n_execs ..] and their values into
+   values[*n_values ..] until the payload ends (0), either array would
+   overflow (1; max_block_values: the most values any block has) or an
+   error (negative); *n_execs and *n_values advance. */
+int cgt_events_fill(struct cgt_events_cursor *c, struct cgt_block_table *t, struct cgt_exec *execs,
+		    size_t max_execs, uint64_t *values, size_t max_values, uint32_t max_block_values,
+		    size_t *n_execs, size_t *n_values, struct cgt_error *e);
+
 /* Adds one execution to counts (the totals an END record carries). */
 void cgt_counts_add_exec(struct cgt_trace_counts *counts, const struct cgt_exec *x);
 

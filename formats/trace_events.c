@@ -100,8 +100,10 @@ static inline uint64_t fast_uvarint(const uint8_t **pp)
 	return v;
 }
 
-int cgt_events_next(struct cgt_events_cursor *c, struct cgt_block_table *t, struct cgt_exec *x,
-		    uint64_t *values, struct cgt_error *e)
+static inline __attribute__((always_inline)) int events_next(struct cgt_events_cursor *c,
+							      struct cgt_block_table *t,
+							      struct cgt_exec *x, uint64_t *values,
+							      struct cgt_error *e)
 {
 	const uint8_t *start = c->p;
 	uint64_t head, exit_ord;
@@ -162,6 +164,31 @@ int cgt_events_next(struct cgt_events_cursor *c, struct cgt_block_table *t, stru
 	x->tid = c->tid;
 	x->values = values;
 	return 1;
+}
+
+int cgt_events_next(struct cgt_events_cursor *c, struct cgt_block_table *t, struct cgt_exec *x,
+		    uint64_t *values, struct cgt_error *e)
+{
+	return events_next(c, t, x, values, e);
+}
+
+int cgt_events_fill(struct cgt_events_cursor *c, struct cgt_block_table *t, struct cgt_exec *execs,
+		    size_t max_execs, uint64_t *values, size_t max_values, uint32_t max_block_values,
+		    size_t *n_execs, size_t *n_values, struct cgt_error *e)
+{
+	size_t n = *n_execs, used = *n_values;
+	int rc = 1;
+
+	while (n < max_execs && max_values - used >= max_block_values) {
+		rc = events_next(c, t, &execs[n], values + used, e);
+		if (rc <= 0)
+			break;
+		used += execs[n].block->values_in_prefix[execs[n].exit];
+		n++;
+	}
+	*n_execs = n;
+	*n_values = used;
+	return rc;
 }
 
 void cgt_counts_add_exec(struct cgt_trace_counts *n, const struct cgt_exec *x)
