@@ -275,15 +275,12 @@ static int cmd_dump(int argc, char **argv)
 	struct cgt_error e;
 	uint64_t limit = 0;
 	const char *path;
-	char *end;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "n:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			errno = 0;
-			limit = strtoull(optarg, &end, 10);
-			if (errno || *end || optarg[0] == '-' || optarg[0] == '\0')
+			if (parse_number(optarg, 0, UINT64_MAX, 0, &limit) < 0)
 				return usage_error(usage_dump, "bad --limit '%s' (expected a count)",
 						   optarg);
 			break;

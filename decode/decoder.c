@@ -270,9 +270,11 @@ static char *decoded_path_of(const char *path)
 	return asprintf(&out, "%.*s.decoded.zst", (int)n, path) < 0 ? NULL : out;
 }
 
-/* Whether the stored decode at decoded is of the pt trace at path, as it
-   is now, by this decoder.  *why says otherwise. */
-static int decode_is_current(const char *path, const char *decoded, const char **why)
+/* Opens the stored decode at decoded if it is of the pt trace at path, as
+   it is now, by this decoder: 1 (*out open), else 0 with *why (NULL if
+   there is none). */
+static int open_current_decode(struct cgt_decoder **out, const char *path, const char *decoded,
+			       const char **why)
 {
 	struct cgt_decoder *d;
 	struct cgt_error e;
@@ -293,8 +295,12 @@ static int decode_is_current(const char *path, const char *decoded, const char *
 		*why = "the trace has changed since it was decoded";
 	else if (x->decoder_version != CGT_PT_DECODER_VERSION)
 		*why = "this cgtrace decodes differently";
-	cgt_decoder_close(d);
-	return *why == NULL;
+	if (*why != NULL) {
+		cgt_decoder_close(d);
+		return 0;
+	}
+	*out = d;
+	return 1;
 }
 
 /* A pt trace: decoded once into FOO.decoded.zst beside it, which later
@@ -308,10 +314,9 @@ static int open_pt(struct cgt_decoder **out, const char *path, struct cgt_error 
 
 	if (decoded == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
-	if (decode_is_current(path, decoded, &why)) {
-		rc = cgt_decoder_open(out, decoded, e);
+	if (open_current_decode(out, path, decoded, &why)) {
 		free(decoded);
-		return rc;
+		return 0;
 	}
 	if (why != NULL)
 		fprintf(stderr, "cgtrace: %s is out of date (%s): decoding again\n", decoded, why);

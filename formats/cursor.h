@@ -60,6 +60,15 @@ static inline int cursor_bounded(struct cursor *c, uint64_t *v, uint64_t max, co
 	return 0;
 }
 
+static inline int cursor_u32(struct cursor *c, uint32_t *v, const char *what)
+{
+	uint64_t x;
+	int rc = cursor_bounded(c, &x, UINT32_MAX, what);
+	if (rc == 0)
+		*v = (uint32_t)x;
+	return rc;
+}
+
 static inline int cursor_u8(struct cursor *c, uint8_t *v, const char *what)
 {
 	if (c->p >= c->end)
@@ -92,20 +101,45 @@ static inline int cursor_done(const struct cursor *c)
 	return c->p >= c->end;
 }
 
-/* A keyed field (HEADER, PT_CONFIG): its key, and a cursor over its body;
-   c moves past it. */
-static inline int cursor_field(struct cursor *c, uint64_t *key, struct cursor *body)
+/* The rest of c as a NUL-terminated copy in *s (replacing what it held):
+   a string field's body is the string itself. */
+static inline int cursor_rest_string(struct cursor *c, char **s)
 {
-	uint64_t len;
-	int rc = cursor_varint(c, key, "a field key");
-	if (rc == 0)
-		rc = cursor_bounded(c, &len, (uint64_t)(c->end - c->p), "a field length");
-	if (rc < 0)
-		return rc;
-	*body = *c;
-	body->end = c->p + len;
-	c->p += len;
+	size_t len = (size_t)(c->end - c->p);
+
+	free(*s);
+	*s = malloc(len + 1);
+	if (*s == NULL)
+		return cgt_fail(c->e, cgt_err_nomem, "out of memory");
+	memcpy(*s, c->p, len);
+	(*s)[len] = '\0';
+	c->p = c->end;
 	return 0;
+}
+
+/* A payload of keyed fields (HEADER, PT_CONFIG), each `varint:key
+   varint:length body`: field(obj, key, body) decodes each body, which it
+   must consume whole (unknown keys: skip it). */
+static inline int cursor_fields(struct cursor *c, void *obj,
+				int (*field)(void *obj, unsigned key, struct cursor *body))
+{
+	int rc = 0;
+
+	while (!cursor_done(c) && rc == 0) {
+		uint64_t key, len;
+		rc = cursor_varint(c, &key, "a field key");
+		if (rc == 0)
+			rc = cursor_bounded(c, &len, (uint64_t)(c->end - c->p), "a field length");
+		if (rc < 0)
+			break;
+		struct cursor body = *c;
+		body.end = c->p + len;
+		c->p += len;
+		rc = field(obj, (unsigned)key, &body);
+		if (rc == 0 && !cursor_done(&body))
+			rc = cursor_fail(&body, "the end of the field");
+	}
+	return rc;
 }
 
 #endif

@@ -30,6 +30,17 @@ static inline int put_bytes(struct cgt_buf *b, const void *data, size_t n)
 	return 0;
 }
 
+/* n bytes with no length before them: a record's last member. */
+static inline int put_raw(struct cgt_buf *b, const void *data, size_t n)
+{
+	uint8_t *p = cgt_buf_reserve(b, n);
+	if (p == NULL)
+		return -cgt_err_nomem;
+	memcpy(p, data, n);
+	b->len += n;
+	return 0;
+}
+
 static inline int put_string(struct cgt_buf *b, const char *s)
 {
 	return put_bytes(b, s ? s : "", s ? strlen(s) : 0);

@@ -58,25 +58,16 @@ int cgt_pt_config_encode(struct cgt_buf *b, const struct cgt_pt_config *c)
 	return rc;
 }
 
-static int get_u32(struct cursor *c, uint32_t *out, const char *what)
-{
-	uint64_t v;
-	int rc = cursor_bounded(c, &v, UINT32_MAX, what);
-	if (rc == 0)
-		*out = (uint32_t)v;
-	return rc;
-}
-
 static int decode_event(struct cgt_pt_config *c, struct cursor *f)
 {
 	if (c->n_events == CGT_PT_MAX_EVENTS)
 		return cursor_fail(f, "at most 8 events");
 	struct cgt_pt_event *ev = &c->events[c->n_events];
-	int rc = get_u32(f, &ev->kind, "an event kind");
+	int rc = cursor_u32(f, &ev->kind, "an event kind");
 	if (rc == 0 && (ev->kind < CGT_PT_EVENT_TRACE || ev->kind > CGT_PT_EVENT_MEM_STORES))
 		rc = cursor_fail(f, "an event kind (1-3)");
 	if (rc == 0)
-		rc = get_u32(f, &ev->perf_type, "a perf event type");
+		rc = cursor_u32(f, &ev->perf_type, "a perf event type");
 	if (rc == 0)
 		rc = cursor_varint(f, &ev->config, "an event config");
 	if (rc == 0)
@@ -86,7 +77,7 @@ static int decode_event(struct cgt_pt_config *c, struct cursor *f)
 	if (rc == 0)
 		rc = cursor_varint(f, &ev->period, "a sample period");
 	if (rc == 0)
-		rc = get_u32(f, &ev->n_ids, "the number of event ids");
+		rc = cursor_u32(f, &ev->n_ids, "the number of event ids");
 	if (rc == 0 && ev->n_ids > CGT_PT_MAX_IDS)
 		rc = cursor_fail(f, "at most 4096 event ids");
 	if (rc < 0)
@@ -100,42 +91,34 @@ static int decode_event(struct cgt_pt_config *c, struct cursor *f)
 	return rc;
 }
 
-static int decode_config_field(struct cgt_pt_config *c, unsigned key, struct cursor *f)
+static int decode_config_field(void *obj, unsigned key, struct cursor *f)
 {
+	struct cgt_pt_config *c = obj;
 	uint64_t v = 0;
 	int rc = 0;
 
 	switch (key) {
 	case PK_MTC_PERIOD:
-		return get_u32(f, &c->mtc_period, "the MTC period");
+		return cursor_u32(f, &c->mtc_period, "the MTC period");
 	case PK_TSC_ART_RATIO:
-		rc = get_u32(f, &c->cpuid15_eax, "the TSC/ART ratio's denominator");
-		return rc < 0 ? rc : get_u32(f, &c->cpuid15_ebx, "the TSC/ART ratio's numerator");
+		rc = cursor_u32(f, &c->cpuid15_eax, "the TSC/ART ratio's denominator");
+		return rc < 0 ? rc : cursor_u32(f, &c->cpuid15_ebx, "the TSC/ART ratio's numerator");
 	case PK_NOM_FREQ:
-		return get_u32(f, &c->nom_freq, "the nominal frequency ratio");
+		return cursor_u32(f, &c->nom_freq, "the nominal frequency ratio");
 	case PK_TIME_CONV:
 		rc = cursor_bounded(f, &v, 63, "the time shift (0-63)");
 		c->time_shift = (uint32_t)v;
 		if (rc == 0)
-			rc = get_u32(f, &c->time_mult, "the time multiplier");
+			rc = cursor_u32(f, &c->time_mult, "the time multiplier");
 		if (rc == 0)
 			rc = cursor_varint(f, &c->time_zero, "the time zero");
 		if (rc == 0)
-			rc = get_u32(f, &c->cap_user_time_zero, "the time-zero flag");
+			rc = cursor_u32(f, &c->cap_user_time_zero, "the time-zero flag");
 		return rc;
 	case PK_EVENT:
 		return decode_event(c, f);
-	case PK_SAMPLES_MISSING: {
-		size_t len = (size_t)(f->end - f->p);
-		free(c->samples_missing);
-		c->samples_missing = malloc(len + 1);
-		if (c->samples_missing == NULL)
-			return cgt_fail(f->e, cgt_err_nomem, "out of memory");
-		memcpy(c->samples_missing, f->p, len);
-		c->samples_missing[len] = '\0';
-		f->p = f->end;
-		return 0;
-	}
+	case PK_SAMPLES_MISSING:
+		return cursor_rest_string(f, &c->samples_missing);
 	default:	/* a later writer's field */
 		f->p = f->end;
 		return 0;
@@ -146,19 +129,10 @@ int cgt_pt_config_decode(struct cgt_pt_config *c, const struct cgt_record *rec,
 			 struct cgt_error *e)
 {
 	struct cursor cur;
-	int rc = 0;
 
 	memset(c, 0, sizeof(*c));
 	cursor_init(&cur, rec, e);
-	while (!cursor_done(&cur) && rc == 0) {
-		uint64_t key;
-		struct cursor f;
-		rc = cursor_field(&cur, &key, &f);
-		if (rc == 0)
-			rc = decode_config_field(c, (unsigned)key, &f);
-		if (rc == 0 && !cursor_done(&f))
-			rc = cursor_fail(&f, "the end of the field");
-	}
+	int rc = cursor_fields(&cur, c, decode_config_field);
 	if (rc == 0 && (c->n_events == 0 || c->events[0].kind != CGT_PT_EVENT_TRACE))
 		rc = cursor_fail(&cur, "the intel_pt event first");
 	if (rc < 0)
@@ -177,13 +151,7 @@ void cgt_pt_config_free(struct cgt_pt_config *c)
 int cgt_sideband_encode(struct cgt_buf *b, uint32_t cpu, const void *perf_record, size_t len)
 {
 	int rc = put_varint(b, cpu);
-	uint8_t *p = rc == 0 ? cgt_buf_reserve(b, len) : NULL;
-
-	if (p == NULL)
-		return -cgt_err_nomem;
-	memcpy(p, perf_record, len);
-	b->len += len;
-	return 0;
+	return rc < 0 ? rc : put_raw(b, perf_record, len);
 }
 
 int cgt_sideband_decode(uint32_t *cpu, const uint8_t **perf_record, size_t *len,
@@ -193,7 +161,7 @@ int cgt_sideband_decode(uint32_t *cpu, const uint8_t **perf_record, size_t *len,
 	uint16_t size;
 
 	cursor_init(&c, rec, e);
-	int rc = get_u32(&c, cpu, "a CPU number");
+	int rc = cursor_u32(&c, cpu, "a CPU number");
 	if (rc < 0)
 		return rc;
 	if ((size_t)(c.end - c.p) < PERF_HEADER_SIZE)
@@ -211,12 +179,7 @@ int cgt_aux_encode(struct cgt_buf *b, uint32_t cpu, uint64_t offset, const void 
 	int rc = put_varint(b, cpu);
 	if (rc == 0)
 		rc = put_varint(b, offset);
-	uint8_t *p = rc == 0 ? cgt_buf_reserve(b, len) : NULL;
-	if (p == NULL)
-		return -cgt_err_nomem;
-	memcpy(p, data, len);
-	b->len += len;
-	return 0;
+	return rc < 0 ? rc : put_raw(b, data, len);
 }
 
 int cgt_aux_decode(uint32_t *cpu, uint64_t *offset, const uint8_t **data, size_t *len,
@@ -225,7 +188,7 @@ int cgt_aux_decode(uint32_t *cpu, uint64_t *offset, const uint8_t **data, size_t
 	struct cursor c;
 
 	cursor_init(&c, rec, e);
-	int rc = get_u32(&c, cpu, "a CPU number");
+	int rc = cursor_u32(&c, cpu, "a CPU number");
 	if (rc == 0)
 		rc = cursor_varint(&c, offset, "an offset in the CPU's trace");
 	if (rc == 0 && *offset + (uint64_t)(c.end - c.p) < *offset)
@@ -243,12 +206,7 @@ int cgt_image_encode(struct cgt_buf *b, uint64_t start, const char *name, const 
 	int rc = put_varint(b, start);
 	if (rc == 0)
 		rc = put_string(b, name);
-	uint8_t *p = rc == 0 ? cgt_buf_reserve(b, len) : NULL;
-	if (p == NULL)
-		return -cgt_err_nomem;
-	memcpy(p, data, len);
-	b->len += len;
-	return 0;
+	return rc < 0 ? rc : put_raw(b, data, len);
 }
 
 int cgt_image_decode(uint64_t *start, char **name, const uint8_t **data, size_t *len,

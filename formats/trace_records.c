@@ -95,37 +95,14 @@ int cgt_header_encode(struct cgt_buf *b, const struct cgt_trace_header *h)
 	return rc;
 }
 
-static int get_u32(struct cursor *c, uint32_t *out, const char *what)
+static int decode_header_field(void *obj, unsigned key, struct cursor *f)
 {
-	uint64_t v;
-	int rc = cursor_bounded(c, &v, UINT32_MAX, what);
-	if (rc == 0)
-		*out = (uint32_t)v;
-	return rc;
-}
-
-/* A string field's body is the string itself. */
-static int field_string(struct cursor *f, char **s)
-{
-	size_t len = (size_t)(f->end - f->p);
-
-	free(*s);
-	*s = malloc(len + 1);
-	if (*s == NULL)
-		return cgt_fail(f->e, cgt_err_nomem, "out of memory");
-	memcpy(*s, f->p, len);
-	(*s)[len] = '\0';
-	f->p = f->end;
-	return 0;
-}
-
-static int decode_header_field(struct cgt_trace_header *h, unsigned key, struct cursor *f)
-{
+	struct cgt_trace_header *h = obj;
 	int rc = 0;
 
 	switch (key) {
 	case HK_BACKEND:
-		rc = field_string(f, &h->backend);
+		rc = cursor_rest_string(f, &h->backend);
 		break;
 	case HK_ARGV: {
 		uint64_t argc;
@@ -145,37 +122,37 @@ static int decode_header_field(struct cgt_trace_header *h, unsigned key, struct 
 		break;
 	}
 	case HK_CWD:
-		rc = field_string(f, &h->cwd);
+		rc = cursor_rest_string(f, &h->cwd);
 		break;
 	case HK_PID:
 		rc = cursor_varint(f, &h->pid, "the process id");
 		break;
 	case HK_CPU_VENDOR:
-		rc = field_string(f, &h->cpu_vendor);
+		rc = cursor_rest_string(f, &h->cpu_vendor);
 		break;
 	case HK_CPU_NAME:
-		rc = field_string(f, &h->cpu_name);
+		rc = cursor_rest_string(f, &h->cpu_name);
 		break;
 	case HK_CPU_SIGNATURE:
-		rc = get_u32(f, &h->cpu_family, "the CPU family");
+		rc = cursor_u32(f, &h->cpu_family, "the CPU family");
 		if (rc == 0)
-			rc = get_u32(f, &h->cpu_model, "the CPU model");
+			rc = cursor_u32(f, &h->cpu_model, "the CPU model");
 		if (rc == 0)
-			rc = get_u32(f, &h->cpu_stepping, "the CPU stepping");
+			rc = cursor_u32(f, &h->cpu_stepping, "the CPU stepping");
 		break;
 	case HK_CACHE: {
 		struct cgt_cache_geom g;
 		if (h->n_caches == CGT_MAX_CACHES)
 			return cursor_fail(f, "at most 8 cache descriptions");
-		rc = get_u32(f, &g.level, "a cache level");
+		rc = cursor_u32(f, &g.level, "a cache level");
 		if (rc == 0)
-			rc = get_u32(f, &g.type, "a cache type");
+			rc = cursor_u32(f, &g.type, "a cache type");
 		if (rc == 0)
 			rc = cursor_varint(f, &g.size, "a cache size");
 		if (rc == 0)
-			rc = get_u32(f, &g.assoc, "a cache associativity");
+			rc = cursor_u32(f, &g.assoc, "a cache associativity");
 		if (rc == 0)
-			rc = get_u32(f, &g.line, "a cache line size");
+			rc = cursor_u32(f, &g.line, "a cache line size");
 		if (rc == 0 && (g.type < CGT_CACHE_DATA || g.type > CGT_CACHE_UNIFIED))
 			return cursor_fail(f, "a cache type 1-3");
 		if (rc == 0)
@@ -183,16 +160,16 @@ static int decode_header_field(struct cgt_trace_header *h, unsigned key, struct 
 		break;
 	}
 	case HK_PAGE_SIZE:
-		rc = get_u32(f, &h->page_size, "the page size");
+		rc = cursor_u32(f, &h->page_size, "the page size");
 		break;
 	case HK_START_TIME:
 		rc = cursor_varint(f, &h->start_time_ns, "the start time");
 		break;
 	case HK_RECORDER:
-		rc = field_string(f, &h->recorder);
+		rc = cursor_rest_string(f, &h->recorder);
 		break;
 	case HK_MAX_ACCESS:
-		rc = get_u32(f, &h->max_access_size, "the largest access size");
+		rc = cursor_u32(f, &h->max_access_size, "the largest access size");
 		break;
 	case HK_PT_DECODED: {
 		struct cgt_pt_decoded *d = &h->decoded;
@@ -200,7 +177,7 @@ static int decode_header_field(struct cgt_trace_header *h, unsigned key, struct 
 		uint64_t *fields[] = { &d->source_size, &mtime, &d->insns, &d->errors, &d->bytes_skipped,
 				       &d->overflows, &d->breaks, &d->modules_left_out, &d->sideband_lost,
 				       &d->mem_period, &d->samples, &d->samples_placed };
-		rc = get_u32(f, &d->decoder_version, "the PT decoder's version");
+		rc = cursor_u32(f, &d->decoder_version, "the PT decoder's version");
 		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]) && rc == 0; i++)
 			rc = cursor_varint(f, fields[i], "a PT decoding figure");
 		d->source_mtime_ns = cgt_unzigzag(mtime);
@@ -227,15 +204,7 @@ int cgt_header_decode(struct cgt_trace_header *h, const struct cgt_record *rec, 
 
 	memset(h, 0, sizeof(*h));
 	cursor_init(&c, rec, e);
-	while (!cursor_done(&c) && rc == 0) {
-		uint64_t key;
-		struct cursor f;
-		rc = cursor_field(&c, &key, &f);
-		if (rc == 0)
-			rc = decode_header_field(h, (unsigned)key, &f);
-		if (rc == 0 && !cursor_done(&f))
-			rc = cursor_fail(&f, "the end of the header field");
-	}
+	rc = cursor_fields(&c, h, decode_header_field);
 	if (rc == 0 && (h->backend == NULL || h->argv == NULL || h->argc == 0))
 		rc = cursor_fail(&c, "the backend and the command line");
 	if (rc < 0) {

@@ -223,10 +223,8 @@ static int walk_block(struct pt_flow *f, struct pt_flow_item *item, struct cgt_e
 	}
 	f->next_ip += in->len;
 	f->left--;
-	if (f->foreign) {
-		f->stats.foreign_insns++;
-		return 0;
-	}
+	if (f->foreign)
+		return 0;	/* a child process's */
 	f->stats.insns++;
 	memset(item, 0, sizeof(*item));
 	item->kind = PT_FLOW_INSN;

@@ -43,7 +43,6 @@ struct pt_flow_stats {
 	uint64_t bytes_skipped;	/* of packets, by resyncs */
 	uint64_t overflows;	/* the CPU's own (OVF packets) */
 	uint64_t segments;	/* pieces the stream broke into (lost AUX data) */
-	uint64_t foreign_insns;	/* of child processes, not decoded further */
 };
 
 struct pt_flow {

@@ -137,10 +137,8 @@ static int take_sample(struct reading *r, const uint8_t *p, size_t len, const st
 
 	if (cgt_perf_sample_parse(p, len, ev->sample_type, &sm) < 0)
 		return 0;	/* not a layout we asked for: ignored */
-	if (sm.pid != in->header.pid) {
-		in->samples_foreign++;
-		return 0;
-	}
+	if (sm.pid != in->header.pid)
+		return 0;	/* a child process's */
 	if (grow(&in->samples, &in->cap_samples, in->n_samples, sizeof(*in->samples)) < 0)
 		return oom(r);
 	in->samples[in->n_samples++] = (struct pt_sample){ tsc_of(&in->config, sm.time), sm.ip, sm.addr,
@@ -181,10 +179,8 @@ static int take_sideband(struct reading *r, const struct cgt_record *rec)
 		if (len < sizeof(h) + sizeof(aux))
 			return 0;
 		memcpy(aux, p + sizeof(h), sizeof(aux));
-		if (aux[2] & (PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_PARTIAL)) {
-			in->truncations++;
+		if (aux[2] & (PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_PARTIAL))
 			return add_break(r, cpu, aux[0] + aux[1]);
-		}
 		return 0;
 	}
 	case PERF_RECORD_SWITCH:

@@ -56,8 +56,6 @@ struct pt_input {
 	struct cgt_trace_end end;
 	int have_end;
 	uint64_t sideband_lost;		/* records the kernel dropped */
-	uint64_t truncations;		/* AUX pieces marked truncated */
-	uint64_t samples_foreign;	/* of other processes */
 	char *truncation;		/* the file itself ended early */
 	uint64_t file_size;
 	int64_t file_mtime_ns;
