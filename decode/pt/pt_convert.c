@@ -483,7 +483,10 @@ static int write_start(struct converter *c, int fd, const char *out_path)
 	d->breaks = c->flow.segments > c->in->n_cpus ? c->flow.segments - c->in->n_cpus : 0;
 	d->modules_left_out = c->code.modules_left_out;
 	d->sideband_lost = c->in->sideband_lost;
-	d->mem_period = c->in->config.samples_missing ? 0 : c->in->config.events[1].period;
+	d->mem_period = 0;
+	for (uint32_t i = 0; i < c->in->config.n_events && !c->in->config.samples_missing; i++)
+		if (c->in->config.events[i].kind != CGT_PT_EVENT_TRACE)
+			d->mem_period = c->in->config.events[i].period;
 	d->samples = c->in->n_samples;
 	d->samples_placed = c->est.samples_placed;
 	rc = cgt_header_encode(&b, &h);
@@ -504,8 +507,10 @@ static int write_end(struct converter *c)
 	struct cgt_trace_end end = c->in->end;
 	int rc = flush_events(c);
 
-	if (!c->in->have_end)
-		end = (struct cgt_trace_end){ CGT_END_LOST, 0, { 0 } };
+	/* A recording cut short has no END record; nor has its decode, so
+	   that every run says so. */
+	if (rc < 0 || !c->in->have_end)
+		return rc;
 	end.counts = c->counts;
 	end.counts.blocks = c->table.n;
 	end.counts.threads = c->n_threads;
@@ -526,6 +531,8 @@ int cgt_pt_decode(const char *path, const char *out_path, FILE *progress, struct
 	if (rc < 0)
 		return rc;
 	c.in = &in;
+	if (in.truncation != NULL)
+		fprintf(stderr, "cgtrace: warning: %s\n", in.truncation);
 	rc = pt_code_build(&c.code, &in, stderr, e);
 	for (size_t i = 0; i < in.n_cpus; i++)
 		c.total_bytes += in.cpus[i].len;

@@ -87,6 +87,13 @@ check_contains "garbage in the packets: a decode error, resynced at the next PSB
 check "garbage in the packets: most of the trace still decoded" \
 	awk -v n="$(instructions bad.pt.zst)" -v t="$total" 'BEGIN { exit !(n > t * 0.99) }'
 
+head -c 5000000 sort.pt.zst >cutfile.pt.zst
+out=$("$CGTRACE" simulate -q -o cutfile.out cutfile.pt.zst 2>&1)
+check_eq "a PT trace file cut short: simulated, exit status 3" 3 "$?"
+check_contains "a PT trace file cut short: says where it ends" "ends inside a zstd frame at byte offset" "$out"
+out=$("$CGTRACE" simulate -q -o cutfile.out cutfile.pt.zst 2>&1)
+check_contains "a PT trace file cut short: its stored decode says so again" "the trace has no end record" "$out"
+
 # The decode is stored beside the trace and replayed; a changed trace is
 # decoded again; where nothing can be written, it is decoded for the run.
 rm -f loops.pt.decoded.zst
