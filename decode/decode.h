@@ -42,7 +42,37 @@ const struct cgt_trace_header *cgt_decoder_header(const struct cgt_decoder *d);
    the trace; negative: error. */
 int cgt_decoder_next(struct cgt_decoder *d, struct cgt_batch *b, struct cgt_error *e);
 
-/* Every block defined so far (all of them once the end is reached). */
+/*
+ * Decoding in parallel.  A trace is cut into segments (TRACE-FORMAT.md,
+ * "Segments") that decode on their own: workers, each on a thread of its
+ * own, take segments in stream order and decode them, while the blocks and
+ * module mappings that segments define become known in stream order.
+ * cgt_decoder_next is one worker taking every segment in turn; use one or
+ * the other.  A trace of version 1 is one segment.
+ */
+struct cgt_decode_worker;
+
+struct cgt_segment_info {
+	uint64_t index;		/* 0, 1, ... in stream order */
+	int first;		/* begins the trace: nothing ran before it */
+	/* the outcomes of the last 64 conditional branches before it, the
+	   last in bit 0 */
+	uint64_t cond_history;
+};
+
+int cgt_decode_worker_open(struct cgt_decoder *d, struct cgt_decode_worker **w,
+			   struct cgt_error *e);
+/* Takes the next segment: 1 (*info set), 0 when none is left, negative on
+   error (an earlier segment's, when one failed).  Thread-safe. */
+int cgt_decode_worker_take(struct cgt_decode_worker *w, struct cgt_segment_info *info,
+			   struct cgt_error *e);
+/* The next executions of the segment taken: 1, 0 at its end, negative on
+   error. */
+int cgt_decode_worker_next(struct cgt_decode_worker *w, struct cgt_batch *b, struct cgt_error *e);
+void cgt_decode_worker_close(struct cgt_decode_worker *w);
+
+/* Every block defined so far (all of them once the end is reached; while
+   workers run, only after they stopped). */
 const struct cgt_block_table *cgt_decoder_blocks(const struct cgt_decoder *d);
 
 /* Every mapping seen so far (all of them once the end is reached). */

@@ -1,13 +1,13 @@
 /*
  * Decoder of traces whose EVENTS records carry the executions themselves
- * (the Valgrind backend): replays the block table and the module map and
- * hands out executions in batches.
+ * (the Valgrind backend, and the stored decode of a pt trace).
  *
- * Decoding runs ahead on a thread of its own, filling a small ring of
- * batches while the consumer (the simulator) works on the previous ones.
- * Only that thread touches the reader, the block table's codec state and
- * the module map until the end of the trace; blocks, once made, never
- * move or change in what consumers read.
+ * Frames are taken from the reader in file order by workers; each worker
+ * decompresses its frame, then, in frame order under the decoder's lock,
+ * applies the frame's blocks, module mappings and END (so those are known
+ * in stream order), then decodes the frame's EVENTS on its own with its own
+ * delta state.  A segment that goes on in the next frame (a version 1
+ * trace is one segment) stays with its worker, frame after frame.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -16,55 +16,50 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <immintrin.h>
 
 #include "decode.h"
 
-/* A batch ends when either array is full. */
-/* Small enough for a batch to stay in the host's caches. */
-#define BATCH_EXECS 8192
-#define BATCH_VALUES (1u << 17)
-#define SLOTS 3
-
-struct slot {
-	struct cgt_exec *execs;
-	uint64_t *values;
-	size_t n;
-};
+/* A batch ends when either array is full: small enough to stay in the
+   host's caches between decoding and its consumer. */
+#define BATCH_EXECS 1024
+#define BATCH_VALUES 8192
 
 struct cgt_decoder {
 	struct cgt_reader *reader;
 	struct cgt_trace_header header;
-	struct cgt_block_table blocks;
-	uint32_t max_block_values;
-	uint32_t map_epoch;
+	struct cgt_frame first;		/* frame 0: read by open, taken first */
+	int first_pending;
 
+	pthread_mutex_t lock;		/* everything below */
+	pthread_cond_t cond;
+	struct cgt_block_table blocks;
+	uint32_t map_epoch;
 	struct cgt_mapping *maps;
 	size_t n_maps, cap_maps;
-
-	struct cgt_record rec;
-	struct cgt_events_cursor events;	/* valid when in_events */
-	int in_events;
-
 	struct cgt_trace_end end;
-	int have_end, at_end;
-
-	/* The ring: the thread fills slots[filled % SLOTS], the consumer reads
-	   slots[taken % SLOTS]; the consumer holds a slot until its next call.
-	   filled and taken are also read without the lock, to spin briefly
-	   before sleeping: both sides are usually busy, and a sleep and wake-up
-	   per batch costs more than the batch. */
-	struct slot slots[SLOTS];
-	uint64_t filled, taken;
-	int holding;
-	int finished;		/* the thread has stopped: end or error */
-	int stopping;		/* the consumer wants it to stop */
+	int have_end;
+	uint64_t segments_taken;
+	uint64_t next_commit;		/* index of the next frame to apply */
+	struct cgt_decode_worker *continuing;	/* its segment goes on in the next frame */
+	int failed;			/* a frame could not be applied */
 	struct cgt_error error;
-	int status;		/* of the thread: 0 or negative */
-	int thread_started;
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
+
+	struct cgt_decode_worker *sequential;	/* cgt_decoder_next's */
+	int sequential_in_segment;
+};
+
+struct cgt_decode_worker {
+	struct cgt_decoder *d;
+	struct cgt_frame frame;
+	struct cgt_events_state state;
+	uint32_t max_block_values;
+	struct cgt_events_cursor events;
+	struct cgt_record rec;
+	int in_events;
+	int in_segment;
+	struct cgt_exec *execs;
+	uint64_t *values;
+	size_t values_cap;
 };
 
 static int add_mapping(struct cgt_decoder *d, const struct cgt_module *m, uint32_t epoch,
@@ -132,10 +127,9 @@ const struct cgt_mapping *cgt_decoder_find_mapping(const struct cgt_decoder *d, 
 	return NULL;
 }
 
-/* Handles every record that is not EVENTS.  Returns 1 if rec is EVENTS. */
-static int take_record(struct cgt_decoder *d, struct cgt_error *e)
+/* Applies a record that is not EVENTS (under the lock, in stream order). */
+static int apply_record(struct cgt_decoder *d, const struct cgt_record *rec, struct cgt_error *e)
 {
-	const struct cgt_record *rec = &d->rec;
 	int rc;
 
 	switch (rec->type) {
@@ -158,17 +152,14 @@ static int take_record(struct cgt_decoder *d, struct cgt_error *e)
 		rc = cgt_unmap_decode(&start, &size, rec, e);
 		return rc < 0 ? rc : unmap(d, start, size, ++d->map_epoch, e);
 	}
-	case CGT_REC_BLOCKS: {
-		uint32_t before = d->blocks.n;
-		rc = cgt_blocks_decode(&d->blocks, rec, d->map_epoch, e);
-		for (uint32_t i = before; i < d->blocks.n; i++)
-			if (d->blocks.blocks[i]->n_values > d->max_block_values)
-				d->max_block_values = d->blocks.blocks[i]->n_values;
-		return rc;
+	case CGT_REC_BLOCKS:
+		return cgt_blocks_decode(&d->blocks, rec, d->map_epoch, e);
+	case CGT_REC_SEGMENT: {
+		uint64_t history;
+		return cgt_segment_decode(&history, rec, e);
 	}
 	case CGT_REC_EVENTS:
-		rc = cgt_events_open(&d->events, rec, e);
-		return rc < 0 ? rc : 1;
+		return 0;
 	case CGT_REC_END:
 		if (d->have_end)
 			return cgt_fail(e, cgt_err_corrupt,
@@ -183,80 +174,217 @@ static int take_record(struct cgt_decoder *d, struct cgt_error *e)
 	}
 }
 
-/* Fills one slot; returns its count (0 at the end) or a negative error. */
-static int fill_slot(struct cgt_decoder *d, struct slot *slot, struct cgt_error *e)
+/* Every record of the worker's frame but EVENTS, applied in frame order. */
+static int apply_frame(struct cgt_decode_worker *w, struct cgt_error *e)
 {
-	size_t n = 0, used = 0;
+	struct cgt_decoder *d = w->d;
+	struct cgt_frame *f = &w->frame;
+	struct cgt_record rec;
 	int rc;
 
-	while (!d->at_end && n < BATCH_EXECS && BATCH_VALUES - used >= d->max_block_values) {
-		if (!d->in_events) {
-			rc = cgt_reader_next(d->reader, &d->rec, e);
+	if (d->failed) {
+		*e = d->error;
+		return -e->status;
+	}
+	for (int first = 1; (rc = cgt_frame_next_record(f, &rec, e)) > 0; first = 0) {
+		if (first && f->index == 0) {
+			if (rec.type != CGT_REC_HEADER)
+				return cgt_fail(e, cgt_err_corrupt,
+						"%s: stream offset %llu: expected a HEADER record first, "
+						"found %s",
+						rec.path, (unsigned long long)rec.stream_offset,
+						cgt_record_type_name(rec.type));
+			continue;	/* read by cgt_decoder_open */
+		}
+		if (first && f->starts_segment && rec.type != CGT_REC_SEGMENT)
+			return cgt_fail(e, cgt_err_corrupt,
+					"%s: stream offset %llu: expected a SEGMENT record first in the "
+					"frame after a segment marker, found %s",
+					rec.path, (unsigned long long)rec.stream_offset,
+					cgt_record_type_name(rec.type));
+		rc = apply_record(d, &rec, e);
+		if (rc < 0)
+			return rc;
+	}
+	if (rc < 0)
+		return rc;
+	uint32_t known = w->state.n_slots;
+	if (cgt_events_state_sync(&w->state, &d->blocks) < 0)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	for (uint32_t id = known; id < w->state.n_slots; id++)
+		if (w->state.slots[id].blk->n_values > w->max_block_values)
+			w->max_block_values = w->state.slots[id].blk->n_values;
+	cgt_frame_rewind(f);
+	return 0;
+}
+
+/* Decompresses the frame just taken and applies it (in turn). */
+static int prepare_frame(struct cgt_decode_worker *w, struct cgt_error *e)
+{
+	struct cgt_decoder *d = w->d;
+	int rc = w->frame.decompressed ? 0 : cgt_frame_decompress(&w->frame, e);
+
+	pthread_mutex_lock(&d->lock);
+	while (d->next_commit != w->frame.index)
+		pthread_cond_wait(&d->cond, &d->lock);
+	if (rc == 0)
+		rc = apply_frame(w, e);
+	if (rc < 0 && !d->failed) {
+		d->failed = 1;
+		d->error = *e;
+	}
+	d->next_commit++;
+	pthread_cond_broadcast(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+	if (rc == 0 && w->values_cap < w->max_block_values) {
+		uint64_t *v = realloc(w->values, w->max_block_values * sizeof(*v));
+		if (v == NULL)
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+		w->values = v;
+		w->values_cap = w->max_block_values;
+	}
+	return rc;
+}
+
+/* Takes the next frame from the reader (under the lock): 1, 0, negative. */
+static int take_frame(struct cgt_decode_worker *w, struct cgt_error *e)
+{
+	struct cgt_decoder *d = w->d;
+
+	if (d->first_pending) {
+		struct cgt_frame mine = w->frame;
+		w->frame = d->first;
+		d->first = mine;
+		d->first_pending = 0;
+	} else {
+		int rc = cgt_reader_take_frame(d->reader, &w->frame, e);
+		if (rc <= 0)
+			return rc;
+	}
+	d->continuing = w->frame.segment_continues ? w : NULL;
+	pthread_cond_broadcast(&d->cond);
+	return 1;
+}
+
+int cgt_decode_worker_open(struct cgt_decoder *d, struct cgt_decode_worker **out,
+			   struct cgt_error *e)
+{
+	struct cgt_decode_worker *w = calloc(1, sizeof(*w));
+
+	*out = NULL;
+	if (w == NULL)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	w->d = d;
+	w->execs = malloc(BATCH_EXECS * sizeof(*w->execs));
+	w->values = malloc(BATCH_VALUES * sizeof(*w->values));
+	w->values_cap = BATCH_VALUES;
+	if (w->execs == NULL || w->values == NULL) {
+		cgt_decode_worker_close(w);
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	}
+	*out = w;
+	return 0;
+}
+
+int cgt_decode_worker_take(struct cgt_decode_worker *w, struct cgt_segment_info *info,
+			   struct cgt_error *e)
+{
+	struct cgt_decoder *d = w->d;
+	struct cgt_record rec;
+
+	pthread_mutex_lock(&d->lock);
+	/* A segment that goes on in the next frame: wait until its worker
+	   took the rest of it. */
+	while (d->continuing != NULL && d->continuing != w)
+		pthread_cond_wait(&d->cond, &d->lock);
+	int rc = d->failed ? (*e = d->error, -d->error.status) : take_frame(w, e);
+	if (rc > 0)
+		info->index = d->segments_taken++;
+	pthread_mutex_unlock(&d->lock);
+	w->in_segment = rc > 0;
+	w->in_events = 0;
+	if (rc <= 0)
+		return rc;
+	if (!w->frame.starts_segment)
+		return cgt_fail(e, cgt_err_corrupt,
+				"%s: byte offset %llu: a frame that continues a segment taken alone",
+				w->frame.path, (unsigned long long)w->frame.file_offset);
+	rc = prepare_frame(w, e);
+	if (rc < 0)
+		return rc;
+	cgt_events_state_reset(&w->state);
+	info->first = w->frame.index == 0;
+	info->cond_history = 0;
+	/* The SEGMENT record that begins it (checked by apply_frame). */
+	if (!info->first && cgt_frame_next_record(&w->frame, &rec, e) > 0 &&
+	    cgt_segment_decode(&info->cond_history, &rec, e) < 0)
+		return -e->status;
+	return 1;
+}
+
+/* The next record of the segment with executions: 1 (w->events open), 0
+   at the end of the segment, negative on error. */
+static int next_events(struct cgt_decode_worker *w, struct cgt_error *e)
+{
+	struct cgt_decoder *d = w->d;
+
+	for (;;) {
+		int rc = cgt_frame_next_record(&w->frame, &w->rec, e);
+		if (rc < 0)
+			return rc;
+		if (rc > 0 && w->rec.type == CGT_REC_SEGMENT)
+			cgt_events_state_reset(&w->state);
+		if (rc > 0 && w->rec.type == CGT_REC_EVENTS)
+			return cgt_events_open(&w->events, &w->rec, e) < 0 ? -e->status : 1;
+		if (rc > 0)
+			continue;
+		if (!w->frame.segment_continues)
+			return 0;
+		pthread_mutex_lock(&d->lock);
+		rc = take_frame(w, e);
+		pthread_mutex_unlock(&d->lock);
+		if (rc == 0)	/* the file ended after all (cut short) */
+			return 0;
+		if (rc < 0 || (rc = prepare_frame(w, e)) < 0)
+			return rc;
+	}
+}
+
+int cgt_decode_worker_next(struct cgt_decode_worker *w, struct cgt_batch *b, struct cgt_error *e)
+{
+	size_t n = 0, used = 0;
+	int rc = 1;
+
+	while (w->in_segment && n < BATCH_EXECS && w->values_cap - used >= w->max_block_values) {
+		if (!w->in_events) {
+			rc = next_events(w, e);
 			if (rc < 0)
 				return rc;
-			if (rc == 0) {
-				d->at_end = 1;
-				break;
-			}
-			rc = take_record(d, e);
-			if (rc < 0)
-				return rc;
-			d->in_events = rc == 1;
+			w->in_events = rc == 1;
+			w->in_segment = rc == 1;
 			continue;
 		}
-		rc = cgt_events_fill(&d->events, &d->blocks, slot->execs, BATCH_EXECS, slot->values,
-				     BATCH_VALUES, d->max_block_values, &n, &used, e);
+		rc = cgt_events_fill(&w->events, &w->state, w->execs, BATCH_EXECS, w->values,
+				     w->values_cap, w->max_block_values, &n, &used, e);
 		if (rc < 0)
 			return rc;
 		if (rc == 0)
-			d->in_events = 0;
+			w->in_events = 0;
 	}
-	slot->n = n;
-	return (int)(n > 0);
+	b->execs = w->execs;
+	b->n = n;
+	return n > 0;
 }
 
-/* Waits up to about 50 microseconds for *counter to differ from value. */
-static void spin_until_changed(const uint64_t *counter, uint64_t value)
+void cgt_decode_worker_close(struct cgt_decode_worker *w)
 {
-	for (int i = 0; i < 2000 && __atomic_load_n(counter, __ATOMIC_ACQUIRE) == value; i++)
-		_mm_pause();
-}
-
-static void *decode_ahead(void *arg)
-{
-	struct cgt_decoder *d = arg;
-	struct cgt_error e;
-
-	for (;;) {
-		if (__atomic_load_n(&d->filled, __ATOMIC_RELAXED) -
-			    __atomic_load_n(&d->taken, __ATOMIC_ACQUIRE) == SLOTS)
-			spin_until_changed(&d->taken, d->filled - SLOTS);
-		pthread_mutex_lock(&d->lock);
-		while (d->filled - d->taken == SLOTS && !d->stopping)
-			pthread_cond_wait(&d->cond, &d->lock);
-		int stop = d->stopping;
-		struct slot *slot = &d->slots[d->filled % SLOTS];
-		pthread_mutex_unlock(&d->lock);
-		if (stop)
-			break;
-
-		int rc = fill_slot(d, slot, &e);
-
-		pthread_mutex_lock(&d->lock);
-		if (rc > 0) {
-			__atomic_store_n(&d->filled, d->filled + 1, __ATOMIC_RELEASE);
-		} else {
-			d->status = rc;
-			if (rc < 0)
-				d->error = e;
-			d->finished = 1;
-		}
-		pthread_cond_broadcast(&d->cond);
-		pthread_mutex_unlock(&d->lock);
-		if (rc <= 0)
-			break;
-	}
-	return NULL;
+	if (w == NULL)
+		return;
+	cgt_frame_free(&w->frame);
+	cgt_events_state_free(&w->state);
+	free(w->execs);
+	free(w->values);
+	free(w);
 }
 
 /* Where the decode of the pt trace at path is stored: foo.zst ->
@@ -356,6 +484,7 @@ static int open_pt(struct cgt_decoder **out, const char *path, struct cgt_error 
 int cgt_decoder_open(struct cgt_decoder **out, const char *path, struct cgt_error *e)
 {
 	struct cgt_decoder *d = calloc(1, sizeof(*d));
+	struct cgt_record rec;
 	int rc;
 
 	*out = NULL;
@@ -363,27 +492,23 @@ int cgt_decoder_open(struct cgt_decoder **out, const char *path, struct cgt_erro
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->cond, NULL);
-	for (int i = 0; i < SLOTS; i++) {
-		d->slots[i].execs = malloc(BATCH_EXECS * sizeof(struct cgt_exec));
-		d->slots[i].values = malloc(BATCH_VALUES * sizeof(uint64_t));
-		if (d->slots[i].execs == NULL || d->slots[i].values == NULL) {
-			cgt_decoder_close(d);
-			return cgt_fail(e, cgt_err_nomem, "out of memory");
-		}
-	}
 	rc = cgt_reader_open(&d->reader, path, e);
 	if (rc == 0) {
-		rc = cgt_reader_next(d->reader, &d->rec, e);
+		rc = cgt_reader_take_frame(d->reader, &d->first, e);
+		d->first_pending = rc > 0;
+		if (rc > 0)
+			rc = cgt_frame_next_record(&d->first, &rec, e);
 		if (rc == 0)
 			rc = cgt_fail(e, cgt_err_corrupt, "%s: the trace has no records (expected a HEADER)",
 				      path);
-		else if (rc > 0 && d->rec.type != CGT_REC_HEADER)
+		else if (rc > 0 && rec.type != CGT_REC_HEADER)
 			rc = cgt_fail(e, cgt_err_corrupt,
 				      "%s: stream offset %llu: expected a HEADER record first, found %s",
-				      path, (unsigned long long)d->rec.stream_offset,
-				      cgt_record_type_name(d->rec.type));
+				      path, (unsigned long long)rec.stream_offset,
+				      cgt_record_type_name(rec.type));
 		else if (rc > 0)
-			rc = cgt_header_decode(&d->header, &d->rec, e);
+			rc = cgt_header_decode(&d->header, &rec, e);
+		cgt_frame_rewind(&d->first);
 	}
 	if (rc == 0 && strcmp(d->header.backend, "pt") == 0 && !d->header.decoded.present) {
 		/* Packets, not executions: replay their stored decode. */
@@ -394,13 +519,10 @@ int cgt_decoder_open(struct cgt_decoder **out, const char *path, struct cgt_erro
 		rc = cgt_fail(e, cgt_err_version,
 			      "%s: traces of the '%s' backend cannot be decoded by this build", path,
 			      d->header.backend);
-	if (rc == 0 && pthread_create(&d->thread, NULL, decode_ahead, d) != 0)
-		rc = cgt_fail(e, cgt_err_nomem, "cannot start the decoding thread");
 	if (rc < 0) {
 		cgt_decoder_close(d);
 		return rc;
 	}
-	d->thread_started = 1;
 	*out = d;
 	return 0;
 }
@@ -412,32 +534,23 @@ const struct cgt_trace_header *cgt_decoder_header(const struct cgt_decoder *d)
 
 int cgt_decoder_next(struct cgt_decoder *d, struct cgt_batch *b, struct cgt_error *e)
 {
-	if (d->holding) {	/* give back the slot handed out last time */
-		__atomic_store_n(&d->taken, d->taken + 1, __ATOMIC_RELEASE);
-		d->holding = 0;
-		pthread_mutex_lock(&d->lock);
-		pthread_cond_broadcast(&d->cond);
-		pthread_mutex_unlock(&d->lock);
+	struct cgt_segment_info info;
+	int rc;
+
+	if (d->sequential == NULL && cgt_decode_worker_open(d, &d->sequential, e) < 0)
+		return -e->status;
+	for (;;) {
+		if (!d->sequential_in_segment) {
+			rc = cgt_decode_worker_take(d->sequential, &info, e);
+			if (rc <= 0)
+				return rc;
+			d->sequential_in_segment = 1;
+		}
+		rc = cgt_decode_worker_next(d->sequential, b, e);
+		if (rc != 0)
+			return rc;
+		d->sequential_in_segment = 0;
 	}
-	spin_until_changed(&d->filled, d->taken);
-	pthread_mutex_lock(&d->lock);
-	while (d->filled == d->taken && !d->finished)
-		pthread_cond_wait(&d->cond, &d->lock);
-	int rc = 1;
-	if (d->filled > d->taken) {
-		struct slot *slot = &d->slots[d->taken % SLOTS];
-		b->execs = slot->execs;
-		b->n = slot->n;
-		d->holding = 1;
-	} else {
-		b->execs = NULL;
-		b->n = 0;
-		rc = d->status;
-		if (rc < 0 && e != NULL)
-			*e = d->error;
-	}
-	pthread_mutex_unlock(&d->lock);
-	return rc;
 }
 
 const struct cgt_block_table *cgt_decoder_blocks(const struct cgt_decoder *d)
@@ -475,17 +588,8 @@ void cgt_decoder_close(struct cgt_decoder *d)
 {
 	if (d == NULL)
 		return;
-	if (d->thread_started) {
-		pthread_mutex_lock(&d->lock);
-		d->stopping = 1;
-		pthread_cond_broadcast(&d->cond);
-		pthread_mutex_unlock(&d->lock);
-		pthread_join(d->thread, NULL);
-	}
-	for (int i = 0; i < SLOTS; i++) {
-		free(d->slots[i].execs);
-		free(d->slots[i].values);
-	}
+	cgt_decode_worker_close(d->sequential);
+	cgt_frame_free(&d->first);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->cond);
 	cgt_reader_close(d->reader);

@@ -18,12 +18,16 @@
 
 #define CGT_TRACE_MAGIC      "CGTRACE\n"
 #define CGT_TRACE_MAGIC_LEN  8
-#define CGT_TRACE_VERSION    1
+#define CGT_TRACE_VERSION    2	/* written; version 1 is still read */
 #define CGT_STREAM_HEADER_LEN 16
 
 /* Bounds every reader enforces (and every writer respects). */
 #define CGT_FRAME_MAX        (4u << 20)	/* decompressed bytes per frame */
 #define CGT_RECORD_MAX       (1u << 20)	/* payload bytes per record */
+/* A writer begins a new segment at the first segment point after this
+   many bytes of records; with records flushed at well under 1 MiB, a
+   segment fits one frame. */
+#define CGT_SEGMENT_TARGET   (3u << 20)
 
 enum cgt_status {
 	cgt_ok = 0,
@@ -56,6 +60,7 @@ enum cgt_record_type {
 	CGT_REC_SIDEBAND = 8,
 	CGT_REC_AUX = 9,
 	CGT_REC_IMAGE = 10,
+	CGT_REC_SEGMENT = 11,	/* version 2: a segment begins (delta state reset) */
 };
 
 /* ---- Record payloads --------------------------------------------------- */
@@ -202,6 +207,10 @@ struct cgt_block {
 	/* [0]: ran to the end; [k]: left by exit k (1-based) */
 	struct cgt_prefix_counts *prefix_counts;
 	uint32_t *values_in_prefix;	/* same indexing: value ops executed */
+	/* same indexing: the outcomes of the prefix's conditional branches
+	   (the last 64), the last in bit 0 */
+	uint64_t *cond_outcomes;
+	uint32_t segment;	/* encoder: last_value belongs to this segment */
 };
 
 /* Marks a guarded access whose guard was false in a decoded value array. */
@@ -227,6 +236,7 @@ static inline uint8_t *cgt_buf_reserve(struct cgt_buf *b, size_t n)
 /* ---- Writer ----------------------------------------------------------- */
 
 struct cgt_writer;
+struct cgt_block_table;
 
 /* Writes to fd (not closed by the writer); compression runs on a thread of
    its own.  path is used in messages only. */
@@ -235,6 +245,13 @@ int cgt_writer_put(struct cgt_writer *w, unsigned type, const uint8_t *payload, 
 		   struct cgt_error *e);
 /* Compressed bytes written so far (completed frames). */
 uint64_t cgt_writer_bytes(const struct cgt_writer *w);
+/* A point where the producer has put every EVENTS payload it encoded with
+   t: once CGT_SEGMENT_TARGET bytes of records were put since the last
+   segment began, begins a new one -- a new frame after a segment marker,
+   starting with a SEGMENT record of t's branch history -- and resets t's
+   delta state. */
+int cgt_writer_segment_point(struct cgt_writer *w, struct cgt_block_table *t,
+			     struct cgt_error *e);
 /* Writes the last frame, joins the thread and frees w. */
 int cgt_writer_close(struct cgt_writer *w, struct cgt_error *e);
 
@@ -251,10 +268,42 @@ struct cgt_record {
 	const char *path;	/* the trace file, for messages */
 };
 
+/* Opens a trace and checks its stream header. */
 int cgt_reader_open(struct cgt_reader **r, const char *path, struct cgt_error *e);
-/* 1: a record; 0: end of the trace; negative: error.  The record stays
-   valid until the next call. */
+uint32_t cgt_reader_version(const struct cgt_reader *r);
+
+/* Reading record by record: 1, a record; 0: end of the trace; negative:
+   error.  The record stays valid until the next call. */
 int cgt_reader_next(struct cgt_reader *r, struct cgt_record *rec, struct cgt_error *e);
+
+/* Reading frame by frame, from several threads: the frames in file order,
+   each decompressed and read by whoever took it.  A frame begins a segment
+   (TRACE-FORMAT.md, "Segments") or continues the one before it. */
+struct cgt_frame {
+	uint64_t index;			/* 0, 1, ... in file order */
+	uint64_t file_offset;
+	uint64_t stream_offset;		/* of its content in the stream */
+	int starts_segment;		/* the first frame, or one after a marker */
+	int segment_continues;		/* the next frame continues the segment */
+	uint8_t *compressed;
+	size_t compressed_len, compressed_cap;
+	uint8_t *data;			/* content (CGT_FRAME_MAX bytes of room) */
+	size_t len, pos;		/* content length; next record */
+	int decompressed;
+	const char *path;
+	void *dctx;
+};
+
+/* The next frame, compressed: 1, 0 at the end of the trace, negative on
+   error.  Thread-safe.  f is reused from call to call. */
+int cgt_reader_take_frame(struct cgt_reader *r, struct cgt_frame *f, struct cgt_error *e);
+/* Decompresses f and points its record cursor at its first record. */
+int cgt_frame_decompress(struct cgt_frame *f, struct cgt_error *e);
+/* Its next record: 1, 0 after the last, negative if malformed. */
+int cgt_frame_next_record(struct cgt_frame *f, struct cgt_record *rec, struct cgt_error *e);
+/* Back to the first record. */
+void cgt_frame_rewind(struct cgt_frame *f);
+void cgt_frame_free(struct cgt_frame *f);
 /* After the end: a message if the file ended in an incomplete frame
    (truncated), else NULL. */
 const char *cgt_reader_truncation(const struct cgt_reader *r);
@@ -431,6 +480,11 @@ int cgt_module_matches_file(const struct cgt_module *m, const char **why);
 struct cgt_block_table {
 	struct cgt_block **blocks;
 	uint32_t n, cap;
+	/* Encoder state: the segment being written (blocks' last_value from
+	   earlier segments count as zeros) and the outcomes of the last 64
+	   conditional branches encoded, the last in bit 0. */
+	uint32_t segment;
+	uint64_t cond_history;
 };
 
 void cgt_block_table_free(struct cgt_block_table *t);
@@ -452,6 +506,9 @@ struct cgt_exec {
 	uint32_t n_ops;		/* ops executed: block->ops[0 .. n_ops) */
 	uint32_t exit;		/* 0: ran to the end; k: left by exit k */
 	uint32_t tid;
+	/* block->id, here so that a consumer on another thread need not read
+	   the block while the decoder updates its codec state */
+	uint32_t block_id;
 	/* values[j]: the value of op block->value_ops[j] -- an address
 	   (CGT_NO_ACCESS: its guard was false) or a target -- for the value
 	   ops executed, block->values_in_prefix[exit] of them. */
@@ -469,13 +526,40 @@ static inline int cgt_exec_branch_taken(const struct cgt_exec *x, uint32_t k)
 
 /* Starts an EVENTS payload for thread tid. */
 int cgt_events_begin(struct cgt_buf *b, uint32_t tid);
-/* Appends one execution of blk that ended at exit number exit_ord (1-based
-   among the block's exits; 0: ran to its end).  values[j] is the value of
-   value op j of the executed prefix (CGT_NO_ACCESS for a false guard). */
-int cgt_events_encode(struct cgt_buf *b, struct cgt_block *blk, uint32_t exit_ord,
-		      const uint64_t *values);
+/* Appends one execution of blk (a block of t) that ended at exit number
+   exit_ord (1-based among the block's exits; 0: ran to its end).
+   values[j] is the value of value op j of the executed prefix
+   (CGT_NO_ACCESS for a false guard). */
+int cgt_events_encode(struct cgt_buf *b, struct cgt_block_table *t, struct cgt_block *blk,
+		      uint32_t exit_ord, const uint64_t *values);
 
-/* Decoding an EVENTS payload, one execution at a time. */
+/* SEGMENT: the outcomes of the 64 conditional branches before it. */
+int cgt_segment_encode(struct cgt_buf *b, uint64_t cond_history);
+int cgt_segment_decode(uint64_t *cond_history, const struct cgt_record *rec, struct cgt_error *e);
+
+/* The delta state of one decoder of EVENTS: the previous values of every
+   block's value ops.  Threads decoding different segments each have one. */
+struct cgt_events_state {
+	struct cgt_events_slot {
+		const struct cgt_block *blk;
+		uint64_t *last;		/* [blk->n_values]; valid in segment `segment` */
+		uint32_t segment;
+	} *slots;			/* by block id */
+	uint32_t n_slots, cap_slots;	/* blocks this decoder may use */
+	uint32_t segment;		/* counts segments begun, from 1 */
+};
+
+/* Lets s use t's blocks (all of them: the caller makes sure t does not
+   change meanwhile).  0, or -cgt_err_nomem. */
+int cgt_events_state_sync(struct cgt_events_state *s, const struct cgt_block_table *t);
+/* A segment begins: every delta restarts from zero. */
+static inline void cgt_events_state_reset(struct cgt_events_state *s)
+{
+	s->segment++;
+}
+void cgt_events_state_free(struct cgt_events_state *s);
+
+/* Decoding an EVENTS payload. */
 struct cgt_events_cursor {
 	const uint8_t *p, *end;
 	const struct cgt_record *rec;
@@ -483,16 +567,12 @@ struct cgt_events_cursor {
 };
 
 int cgt_events_open(struct cgt_events_cursor *c, const struct cgt_record *rec, struct cgt_error *e);
-/* 1: *x filled (values written to the caller's array, which must hold
-   the n_values of any block); 0: end of payload; negative: error. */
-int cgt_events_next(struct cgt_events_cursor *c, struct cgt_block_table *t, struct cgt_exec *x,
-		    uint64_t *values, struct cgt_error *e);
 
 /* Decodes executions into execs[*n_execs ..] and their values into
    values[*n_values ..] until the payload ends (0), either array would
    overflow (1; max_block_values: the most values any block has) or an
    error (negative); *n_execs and *n_values advance. */
-int cgt_events_fill(struct cgt_events_cursor *c, struct cgt_block_table *t, struct cgt_exec *execs,
+int cgt_events_fill(struct cgt_events_cursor *c, struct cgt_events_state *s, struct cgt_exec *execs,
 		    size_t max_execs, uint64_t *values, size_t max_values, uint32_t max_block_values,
 		    size_t *n_execs, size_t *n_values, struct cgt_error *e);
 

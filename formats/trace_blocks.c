@@ -85,7 +85,8 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 	}
 
 	/* One allocation per block; the 8-byte members come first. */
-	size_t size = sizeof(*b) + n_values * sizeof(uint64_t) + n_insns * sizeof(struct cgt_insn) +
+	size_t size = sizeof(*b) + (n_values + n_exits + 1) * sizeof(uint64_t) +
+		      n_insns * sizeof(struct cgt_insn) +
 		      (n_exits + 1) * sizeof(struct cgt_prefix_counts) +
 		      n_ops * sizeof(struct cgt_op) + (2 * n_exits + 1 + n_values) * sizeof(uint32_t) + 8;
 	b = calloc(1, size);
@@ -93,7 +94,8 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 		return -cgt_err_nomem;
 	/* What decoding reads for every execution comes first. */
 	b->last_value = (uint64_t *)(b + 1);
-	b->value_ops = (uint32_t *)(b->last_value + n_values);
+	b->cond_outcomes = b->last_value + n_values;
+	b->value_ops = (uint32_t *)(b->cond_outcomes + n_exits + 1);
 	b->values_in_prefix = b->value_ops + n_values;
 	b->exit_ops = b->values_in_prefix + n_exits + 1;
 	b->insns = (struct cgt_insn *)(((uintptr_t)(b->exit_ops + n_exits) + 7) & ~(uintptr_t)7);
@@ -103,7 +105,10 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 	memcpy(b->ops, ops, n_ops * sizeof(*ops));
 
 	struct cgt_prefix_counts run = { 0 };
+	uint64_t not_taken = 0;	/* the conditional branches so far, exits not taken */
 	for (uint32_t k = 0; k < n_ops; k++) {
+		int cond = ops[k].kind == CGT_OP_COND || ops[k].kind == CGT_OP_COND_INV;
+		int inverted = ops[k].kind == CGT_OP_COND_INV;
 		switch (ops[k].kind) {
 		case CGT_OP_INSN: run.insns++; break;
 		case CGT_OP_READ: run.reads++; break;
@@ -122,8 +127,13 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 			b->exit_ops[b->n_exits++] = k;
 			b->prefix_counts[b->n_exits] = run;
 			b->values_in_prefix[b->n_exits] = b->n_values;
+			/* Left by this exit: a branch here was taken, unless inverted. */
+			b->cond_outcomes[b->n_exits] = cond ? not_taken << 1 | (uint64_t)!inverted : not_taken;
 		}
+		if (cond)
+			not_taken = not_taken << 1 | (uint64_t)inverted;
 	}
+	b->cond_outcomes[0] = not_taken;
 	b->prefix_counts[0] = run;
 	b->values_in_prefix[0] = b->n_values;
 	b->id = t->n;

@@ -2,9 +2,11 @@
  * EVENTS record codec (TRACE-FORMAT.md, "EVENTS"): one thread's run of
  * block executions.  Each execution is its block id and the exit it left
  * by, then its values, each coded as the difference from the value the same
- * op had at its previous execution (so loops code to a byte or two).
+ * op had at its previous execution in the segment (so loops code to a byte
+ * or two); and the SEGMENT record, where those differences restart.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cursor.h"
@@ -30,13 +32,20 @@ int cgt_events_begin(struct cgt_buf *b, uint32_t tid)
 	return 0;
 }
 
-int cgt_events_encode(struct cgt_buf *b, struct cgt_block *blk, uint32_t exit_ord,
-		      const uint64_t *values)
+int cgt_events_encode(struct cgt_buf *b, struct cgt_block_table *t, struct cgt_block *blk,
+		      uint32_t exit_ord, const uint64_t *values)
 {
 	uint8_t *p = cgt_buf_reserve(b, 2 * CGT_VARINT_MAX + blk->n_values * (1 + CGT_VARINT_MAX));
 
 	if (p == NULL)
 		return -cgt_err_nomem;
+	if (blk->segment != t->segment) {
+		memset(blk->last_value, 0, blk->n_values * sizeof(uint64_t));
+		blk->segment = t->segment;
+	}
+	uint32_t conds = blk->prefix_counts[exit_ord].conds;
+	t->cond_history = conds >= 64 ? blk->cond_outcomes[exit_ord]
+				      : t->cond_history << conds | blk->cond_outcomes[exit_ord];
 	p = cgt_put_varint(p, (uint64_t)blk->id << 2 | (exit_ord < 3 ? exit_ord : 3));
 	if (exit_ord >= 3)
 		p = cgt_put_varint(p, exit_ord - 3);
@@ -100,8 +109,58 @@ static inline uint64_t fast_uvarint(const uint8_t **pp)
 	return v;
 }
 
+int cgt_segment_encode(struct cgt_buf *b, uint64_t cond_history)
+{
+	uint8_t *p = cgt_buf_reserve(b, CGT_VARINT_MAX);
+	if (p == NULL)
+		return -cgt_err_nomem;
+	b->len = (size_t)(cgt_put_varint(p, cond_history) - b->data);
+	return 0;
+}
+
+int cgt_segment_decode(uint64_t *cond_history, const struct cgt_record *rec, struct cgt_error *e)
+{
+	struct cursor c;
+
+	cursor_init(&c, rec, e);
+	int rc = cursor_varint(&c, cond_history, "the branch history");
+	if (rc == 0 && !cursor_done(&c))
+		rc = cursor_fail(&c, "the end of the record");
+	return rc;
+}
+
+int cgt_events_state_sync(struct cgt_events_state *s, const struct cgt_block_table *t)
+{
+	if (t->n > s->cap_slots) {
+		uint32_t cap = s->cap_slots ? s->cap_slots : 1024;
+		while (cap < t->n)
+			cap *= 2;
+		struct cgt_events_slot *slots = realloc(s->slots, cap * sizeof(*slots));
+		if (slots == NULL)
+			return -cgt_err_nomem;
+		s->slots = slots;
+		s->cap_slots = cap;
+	}
+	for (uint32_t id = s->n_slots; id < t->n; id++) {
+		uint64_t *last = malloc((t->blocks[id]->n_values + 1) * sizeof(uint64_t));
+		if (last == NULL)
+			return -cgt_err_nomem;
+		s->slots[id] = (struct cgt_events_slot){ t->blocks[id], last, 0 };
+		s->n_slots = id + 1;
+	}
+	return 0;
+}
+
+void cgt_events_state_free(struct cgt_events_state *s)
+{
+	for (uint32_t id = 0; id < s->n_slots; id++)
+		free(s->slots[id].last);
+	free(s->slots);
+	memset(s, 0, sizeof(*s));
+}
+
 static inline __attribute__((always_inline)) int events_next(struct cgt_events_cursor *c,
-							      struct cgt_block_table *t,
+							      struct cgt_events_state *s,
 							      struct cgt_exec *x, uint64_t *values,
 							      struct cgt_error *e)
 {
@@ -113,12 +172,14 @@ static inline __attribute__((always_inline)) int events_next(struct cgt_events_c
 	if (cgt_get_varint(&c->p, c->end, &head) < 0)
 		return events_fail(c, start, "a block execution", e);
 	uint64_t id = head >> 2;
-	if (id >= t->n) {
+	if (id >= s->n_slots) {
 		char what[80];
-		snprintf(what, sizeof(what), "a block id below %u (the blocks defined so far)", t->n);
+		snprintf(what, sizeof(what), "a block id below %u (the blocks defined so far)",
+			 s->n_slots);
 		return events_fail(c, start, what, e);
 	}
-	struct cgt_block *blk = t->blocks[id];
+	struct cgt_events_slot *slot = &s->slots[id];
+	const struct cgt_block *blk = slot->blk;
 	exit_ord = head & 3;
 	if (exit_ord == 3) {
 		uint64_t more;
@@ -130,7 +191,11 @@ static inline __attribute__((always_inline)) int events_next(struct cgt_events_c
 		return events_fail(c, start, "an exit number within the block's exits", e);
 	uint32_t cut = executed_ops(blk, (uint32_t)exit_ord);
 	uint32_t n_values = blk->values_in_prefix[exit_ord];
-	uint64_t *last = blk->last_value;
+	uint64_t *last = slot->last;
+	if (__builtin_expect(slot->segment != s->segment, 0)) {
+		memset(last, 0, blk->n_values * sizeof(uint64_t));
+		slot->segment = s->segment;
+	}
 
 	if (blk->n_guarded == 0 && (size_t)(c->end - c->p) >= (size_t)n_values * CGT_VARINT_MAX) {
 		const uint8_t *p = c->p;
@@ -162,17 +227,12 @@ static inline __attribute__((always_inline)) int events_next(struct cgt_events_c
 	x->n_ops = cut;
 	x->exit = (uint32_t)exit_ord;
 	x->tid = c->tid;
+	x->block_id = (uint32_t)id;
 	x->values = values;
 	return 1;
 }
 
-int cgt_events_next(struct cgt_events_cursor *c, struct cgt_block_table *t, struct cgt_exec *x,
-		    uint64_t *values, struct cgt_error *e)
-{
-	return events_next(c, t, x, values, e);
-}
-
-int cgt_events_fill(struct cgt_events_cursor *c, struct cgt_block_table *t, struct cgt_exec *execs,
+int cgt_events_fill(struct cgt_events_cursor *c, struct cgt_events_state *s, struct cgt_exec *execs,
 		    size_t max_execs, uint64_t *values, size_t max_values, uint32_t max_block_values,
 		    size_t *n_execs, size_t *n_values, struct cgt_error *e)
 {
@@ -180,7 +240,7 @@ int cgt_events_fill(struct cgt_events_cursor *c, struct cgt_block_table *t, stru
 	int rc = 1;
 
 	while (n < max_execs && max_values - used >= max_block_values) {
-		rc = events_next(c, t, &execs[n], values + used, e);
+		rc = events_next(c, s, &execs[n], values + used, e);
 		if (rc <= 0)
 			break;
 		used += execs[n].block->values_in_prefix[execs[n].exit];

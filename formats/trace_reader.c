@@ -1,13 +1,17 @@
 /*
- * Trace reader: finds zstd frames in the file, decompresses one frame at a
- * time into a bounded buffer and hands out its records.  Everything read
+ * Trace reader: finds the zstd frames of a trace file and hands them out in
+ * file order, compressed, to whoever reads them -- several threads may --
+ * with what they need to decompress and read each one on its own: its
+ * place in the stream and whether it begins a segment.  Everything read
  * from the file is validated before use; memory stays bounded by
- * CGT_FRAME_MAX plus one compressed frame, whatever the file says.
+ * CGT_FRAME_MAX and one compressed frame per frame in use, whatever the
+ * file says.
  */
 #include "trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +19,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "segment_marker.h"
 #include "varint.h"
 
 #define ZSTD_MAGIC 0xFD2FB528u
@@ -25,21 +30,24 @@ struct cgt_reader {
 	int fd;
 	char *path;
 	uint64_t file_size;
+	uint32_t version;
+	pthread_mutex_t lock;	/* cgt_reader_take_frame's */
 
 	uint8_t *in;		/* compressed bytes [in_pos, in_len) not yet used */
 	size_t in_len, in_pos, in_cap;
 	uint64_t in_file_offset;	/* file offset of in[0] */
 	int eof;
 
-	uint8_t *frame;		/* decompressed current frame */
-	size_t frame_len, frame_pos;
-	uint64_t frame_file_offset;
-	uint64_t frame_stream_offset;	/* stream offset of frame[0] */
-	uint64_t frames_done;
-
-	ZSTD_DCtx *dctx;
+	uint64_t stream_offset;	/* of the next frame's content */
+	uint64_t frames_taken;
+	int marker_seen;	/* a segment marker since the last frame */
 	char *truncation;
 	int at_end;
+
+	struct cgt_frame first;	/* frame 0, read by open, handed out first */
+	int first_pending;
+	struct cgt_frame sequential;	/* cgt_reader_next's */
+	int sequential_loaded;
 };
 
 /* Largest compressed frame we accept: what zstd can produce from a
@@ -91,20 +99,23 @@ static void note_truncation(struct cgt_reader *r, uint64_t offset)
 {
 	char buf[512];
 
+	if (r->truncation != NULL)
+		return;
 	snprintf(buf, sizeof(buf),
 		 "%s: truncated trace: the file ends inside a zstd frame at byte offset %llu "
 		 "(file size %llu); using the %llu complete frame%s before it",
 		 r->path, (unsigned long long)offset, (unsigned long long)r->file_size,
-		 (unsigned long long)r->frames_done, r->frames_done == 1 ? "" : "s");
-	free(r->truncation);
+		 (unsigned long long)r->frames_taken, r->frames_taken == 1 ? "" : "s");
 	r->truncation = strdup(buf);
 }
 
-/* Loads the next frame into r->frame.  1: loaded; 0: end of file. */
-static int load_frame(struct cgt_reader *r, struct cgt_error *e)
+/* Moves past skippable frames (noting segment markers) to the next zstd
+   frame.  1: one starts at in_pos; 0: the file ends (cut short: noted);
+   negative: error. */
+static int skip_to_frame(struct cgt_reader *r, struct cgt_error *e)
 {
 	for (;;) {
-		ssize_t avail = fill(r, 8);
+		ssize_t avail = fill(r, 16);
 		if (avail < 0)
 			return io_error(r, e);
 		uint64_t offset = r->in_file_offset + r->in_pos;
@@ -116,27 +127,9 @@ static int load_frame(struct cgt_reader *r, struct cgt_error *e)
 		}
 		const uint8_t *p = r->in + r->in_pos;
 		uint32_t magic = le32(p);
-		if ((magic & SKIPPABLE_MASK) == SKIPPABLE_MAGIC) {
-			if (avail < 8) {
-				note_truncation(r, offset);
-				return 0;
-			}
-			uint64_t skip = 8 + (uint64_t)le32(p + 4);
-			while (skip > 0) {
-				avail = fill(r, 1);
-				if (avail < 0)
-					return io_error(r, e);
-				if (avail == 0) {
-					note_truncation(r, offset);
-					return 0;
-				}
-				size_t n = skip < (uint64_t)avail ? (size_t)skip : (size_t)avail;
-				r->in_pos += n;
-				skip -= n;
-			}
-			continue;
-		}
-		if (magic != ZSTD_MAGIC) {
+		if (magic == ZSTD_MAGIC)
+			return 1;
+		if ((magic & SKIPPABLE_MASK) != SKIPPABLE_MAGIC) {
 			if (offset == 0)
 				return cgt_fail(e, cgt_err_not_trace, "%s: not a cgtrace trace", r->path);
 			return cgt_fail(e, cgt_err_corrupt,
@@ -144,55 +137,197 @@ static int load_frame(struct cgt_reader *r, struct cgt_error *e)
 					"found %02x %02x %02x %02x",
 					r->path, (unsigned long long)offset, p[0], p[1], p[2], p[3]);
 		}
-
-		/* Read until the whole frame is buffered. */
-		size_t frame_size;
-		size_t want = 4096;
-		for (;;) {
-			avail = fill(r, want);
+		if (avail < 8) {
+			note_truncation(r, offset);
+			return 0;
+		}
+		uint64_t skip = 8 + (uint64_t)le32(p + 4);
+		if (cgt_is_segment_marker(p, (size_t)avail))
+			r->marker_seen = 1;
+		while (skip > 0) {
+			avail = fill(r, 1);
 			if (avail < 0)
 				return io_error(r, e);
-			p = r->in + r->in_pos;
-			frame_size = ZSTD_findFrameCompressedSize(p, (size_t)avail);
-			if (!ZSTD_isError(frame_size))
-				break;
-			if (r->eof) {
+			if (avail == 0) {
 				note_truncation(r, offset);
 				return 0;
 			}
-			if ((size_t)avail >= max_compressed_frame())
-				return cgt_fail(e, cgt_err_corrupt,
-						"%s: byte offset %llu: corrupt zstd frame (no frame end within "
-						"%zu bytes)",
-						r->path, (unsigned long long)offset, max_compressed_frame());
-			want = (size_t)avail * 2;
+			size_t n = skip < (uint64_t)avail ? (size_t)skip : (size_t)avail;
+			r->in_pos += n;
+			skip -= n;
 		}
-
-		unsigned long long content = ZSTD_getFrameContentSize(p, frame_size);
-		if (content == ZSTD_CONTENTSIZE_ERROR || content == ZSTD_CONTENTSIZE_UNKNOWN ||
-		    content > CGT_FRAME_MAX)
-			return cgt_fail(e, cgt_err_corrupt,
-					"%s: byte offset %llu: zstd frame %s (expected a declared size of at "
-					"most %u bytes)",
-					r->path, (unsigned long long)offset,
-					content == ZSTD_CONTENTSIZE_UNKNOWN ? "does not declare its size"
-									    : "declares a bad size",
-					CGT_FRAME_MAX);
-		size_t n = ZSTD_decompressDCtx(r->dctx, r->frame, CGT_FRAME_MAX, p, frame_size);
-		if (ZSTD_isError(n) || n != content)
-			return cgt_fail(e, cgt_err_corrupt, "%s: byte offset %llu: corrupt zstd frame: %s",
-					r->path, (unsigned long long)offset,
-					ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size mismatch");
-		r->in_pos += frame_size;
-		r->frame_stream_offset += r->frame_len;
-		r->frame_len = n;
-		r->frame_pos = 0;
-		r->frame_file_offset = offset;
-		r->frames_done++;
-		if (n == 0)
-			continue;
-		return 1;
 	}
+}
+
+/* Buffers the whole zstd frame at in_pos: 1 with its size and declared
+   content size; 0 if the file ends inside it (noted); negative: error. */
+static int buffer_frame(struct cgt_reader *r, size_t *size, size_t *content, struct cgt_error *e)
+{
+	uint64_t offset = r->in_file_offset + r->in_pos;
+	size_t want = 4096;
+	const uint8_t *p;
+
+	for (;;) {
+		ssize_t avail = fill(r, want);
+		if (avail < 0)
+			return io_error(r, e);
+		p = r->in + r->in_pos;
+		*size = ZSTD_findFrameCompressedSize(p, (size_t)avail);
+		if (!ZSTD_isError(*size))
+			break;
+		if (r->eof) {
+			note_truncation(r, offset);
+			return 0;
+		}
+		if ((size_t)avail >= max_compressed_frame())
+			return cgt_fail(e, cgt_err_corrupt,
+					"%s: byte offset %llu: corrupt zstd frame (no frame end within "
+					"%zu bytes)",
+					r->path, (unsigned long long)offset, max_compressed_frame());
+		want = (size_t)avail * 2;
+	}
+	unsigned long long declared = ZSTD_getFrameContentSize(p, *size);
+	if (declared == ZSTD_CONTENTSIZE_ERROR || declared == ZSTD_CONTENTSIZE_UNKNOWN ||
+	    declared > CGT_FRAME_MAX)
+		return cgt_fail(e, cgt_err_corrupt,
+				"%s: byte offset %llu: zstd frame %s (expected a declared size of at "
+				"most %u bytes)",
+				r->path, (unsigned long long)offset,
+				declared == ZSTD_CONTENTSIZE_UNKNOWN ? "does not declare its size"
+								     : "declares a bad size",
+				CGT_FRAME_MAX);
+	*content = (size_t)declared;
+	return 1;
+}
+
+static int take_frame_locked(struct cgt_reader *r, struct cgt_frame *f, struct cgt_error *e)
+{
+	size_t size = 0, content = 0;
+	int rc;
+
+	if (r->at_end)
+		return 0;
+	rc = skip_to_frame(r, e);
+	if (rc > 0)
+		rc = buffer_frame(r, &size, &content, e);
+	if (rc <= 0) {
+		r->at_end = rc == 0;
+		return rc;
+	}
+	if (f->compressed_cap < size) {
+		uint8_t *c = realloc(f->compressed, size);
+		if (c == NULL)
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+		f->compressed = c;
+		f->compressed_cap = size;
+	}
+	memcpy(f->compressed, r->in + r->in_pos, size);
+	f->compressed_len = size;
+	f->index = r->frames_taken++;
+	f->file_offset = r->in_file_offset + r->in_pos;
+	f->stream_offset = r->stream_offset;
+	f->starts_segment = f->index == 0 || r->marker_seen;
+	f->len = f->pos = 0;
+	f->decompressed = 0;
+	f->path = r->path;
+	r->stream_offset += content;
+	r->in_pos += size;
+	r->marker_seen = 0;
+	/* Whether the next frame continues this segment: a zstd frame with no
+	   marker before it. */
+	rc = skip_to_frame(r, e);
+	if (rc < 0)
+		return rc;
+	f->segment_continues = rc > 0 && !r->marker_seen;
+	return 1;
+}
+
+int cgt_reader_take_frame(struct cgt_reader *r, struct cgt_frame *f, struct cgt_error *e)
+{
+	pthread_mutex_lock(&r->lock);
+	int rc = 1;
+	if (r->first_pending) {
+		struct cgt_frame mine = *f;
+		*f = r->first;
+		r->first = mine;
+		r->first_pending = 0;
+	} else {
+		rc = take_frame_locked(r, f, e);
+	}
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+static size_t first_record_pos(const struct cgt_frame *f)
+{
+	return f->index == 0 ? CGT_STREAM_HEADER_LEN : 0;
+}
+
+void cgt_frame_rewind(struct cgt_frame *f)
+{
+	f->pos = first_record_pos(f) < f->len ? first_record_pos(f) : f->len;
+}
+
+int cgt_frame_decompress(struct cgt_frame *f, struct cgt_error *e)
+{
+	if (f->data == NULL)
+		f->data = malloc(CGT_FRAME_MAX);
+	if (f->dctx == NULL)
+		f->dctx = ZSTD_createDCtx();
+	if (f->data == NULL || f->dctx == NULL)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	unsigned long long declared = ZSTD_getFrameContentSize(f->compressed, f->compressed_len);
+	size_t n = ZSTD_decompressDCtx(f->dctx, f->data, CGT_FRAME_MAX, f->compressed,
+				       f->compressed_len);
+	if (ZSTD_isError(n) || n != declared)
+		return cgt_fail(e, cgt_err_corrupt, "%s: byte offset %llu: corrupt zstd frame: %s",
+				f->path, (unsigned long long)f->file_offset,
+				ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size mismatch");
+	f->len = n;
+	f->decompressed = 1;
+	cgt_frame_rewind(f);
+	return 0;
+}
+
+int cgt_frame_next_record(struct cgt_frame *f, struct cgt_record *rec, struct cgt_error *e)
+{
+	if (f->pos >= f->len)
+		return 0;
+	const uint8_t *start = f->data + f->pos;
+	const uint8_t *p = start;
+	const uint8_t *end = f->data + f->len;
+	uint64_t at = f->stream_offset + f->pos;
+	unsigned type = *p++;
+	uint64_t len;
+
+	if (type < CGT_REC_HEADER || type > CGT_REC_SEGMENT)
+		return cgt_fail(e, cgt_err_corrupt,
+				"%s: stream offset %llu (frame at byte offset %llu): expected a record "
+				"type 1-11, found %u",
+				f->path, (unsigned long long)at, (unsigned long long)f->file_offset, type);
+	if (cgt_get_varint(&p, end, &len) < 0 || len > CGT_RECORD_MAX ||
+	    len > (uint64_t)(end - p))
+		return cgt_fail(e, cgt_err_corrupt,
+				"%s: stream offset %llu (frame at byte offset %llu): %s record length "
+				"runs past the end of its frame",
+				f->path, (unsigned long long)at, (unsigned long long)f->file_offset,
+				cgt_record_type_name(type));
+	rec->type = type;
+	rec->payload = p;
+	rec->len = (size_t)len;
+	rec->stream_offset = at + (uint64_t)(p - start);
+	rec->frame_offset = f->file_offset;
+	rec->path = f->path;
+	f->pos += (size_t)(p - start) + (size_t)len;
+	return 1;
+}
+
+void cgt_frame_free(struct cgt_frame *f)
+{
+	free(f->compressed);
+	free(f->data);
+	ZSTD_freeDCtx(f->dctx);
+	memset(f, 0, sizeof(*f));
 }
 
 int cgt_reader_open(struct cgt_reader **out, const char *path, struct cgt_error *e)
@@ -214,85 +349,69 @@ int cgt_reader_open(struct cgt_reader **out, const char *path, struct cgt_error 
 		close(fd);
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
+	pthread_mutex_init(&r->lock, NULL);
 	r->fd = fd;
 	r->file_size = (uint64_t)st.st_size;
 	r->path = strdup(path);
 	r->in_cap = max_compressed_frame();
 	r->in = malloc(r->in_cap);
-	r->frame = malloc(CGT_FRAME_MAX);
-	r->dctx = ZSTD_createDCtx();
-	if (r->path == NULL || r->in == NULL || r->frame == NULL || r->dctx == NULL) {
+	if (r->path == NULL || r->in == NULL) {
 		cgt_reader_close(r);
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
 
-	int rc = load_frame(r, e);
+	int rc = take_frame_locked(r, &r->first, e);
+	if (rc > 0)
+		rc = cgt_frame_decompress(&r->first, e) == 0 ? 1 : -1;
 	if (rc < 0) {
 		cgt_reader_close(r);
-		return rc;
+		return -e->status;
 	}
-	if (rc == 0 || r->frame_len < CGT_STREAM_HEADER_LEN ||
-	    memcmp(r->frame, CGT_TRACE_MAGIC, CGT_TRACE_MAGIC_LEN) != 0) {
+	if (rc == 0 || r->first.len < CGT_STREAM_HEADER_LEN ||
+	    memcmp(r->first.data, CGT_TRACE_MAGIC, CGT_TRACE_MAGIC_LEN) != 0) {
 		rc = cgt_fail(e, cgt_err_not_trace, "%s: not a cgtrace trace%s", path,
 			      rc == 0 && r->truncation ? " (or truncated before its first frame ended)"
 						       : "");
 		cgt_reader_close(r);
 		return rc;
 	}
-	uint32_t version = le32(r->frame + 8);
-	if (version != CGT_TRACE_VERSION) {
+	r->version = le32(r->first.data + 8);
+	if (r->version < 1 || r->version > CGT_TRACE_VERSION) {
 		rc = cgt_fail(e, cgt_err_version,
-			      "%s: trace format version %u is not supported: this cgtrace reads version "
-			      "%u",
-			      path, version, CGT_TRACE_VERSION);
+			      "%s: trace format version %u is not supported: this cgtrace reads versions "
+			      "1 to %u",
+			      path, r->version, CGT_TRACE_VERSION);
 		cgt_reader_close(r);
 		return rc;
 	}
-	r->frame_pos = CGT_STREAM_HEADER_LEN;
+	r->first_pending = 1;
 	*out = r;
 	return 0;
 }
 
+uint32_t cgt_reader_version(const struct cgt_reader *r)
+{
+	return r->version;
+}
+
 int cgt_reader_next(struct cgt_reader *r, struct cgt_record *rec, struct cgt_error *e)
 {
-	if (r->at_end)
-		return 0;
-	while (r->frame_pos == r->frame_len) {
-		int rc = load_frame(r, e);
-		if (rc <= 0) {
-			if (rc == 0)
-				r->at_end = 1;
-			return rc;
-		}
-	}
-	const uint8_t *start = r->frame + r->frame_pos;
-	const uint8_t *p = start;
-	const uint8_t *end = r->frame + r->frame_len;
-	uint64_t at = r->frame_stream_offset + r->frame_pos;
-	unsigned type = *p++;
-	uint64_t len;
+	struct cgt_frame *f = &r->sequential;
 
-	if (type < CGT_REC_HEADER || type > CGT_REC_IMAGE)
-		return cgt_fail(e, cgt_err_corrupt,
-				"%s: stream offset %llu (frame at byte offset %llu): expected a record "
-				"type 1-10, found %u",
-				r->path, (unsigned long long)at, (unsigned long long)r->frame_file_offset,
-				type);
-	if (cgt_get_varint(&p, end, &len) < 0 || len > CGT_RECORD_MAX ||
-	    len > (uint64_t)(end - p))
-		return cgt_fail(e, cgt_err_corrupt,
-				"%s: stream offset %llu (frame at byte offset %llu): %s record length "
-				"runs past the end of its frame",
-				r->path, (unsigned long long)at, (unsigned long long)r->frame_file_offset,
-				cgt_record_type_name(type));
-	rec->type = type;
-	rec->payload = p;
-	rec->len = (size_t)len;
-	rec->stream_offset = at + (uint64_t)(p - start);
-	rec->frame_offset = r->frame_file_offset;
-	rec->path = r->path;
-	r->frame_pos += (size_t)(p - start) + (size_t)len;
-	return 1;
+	for (;;) {
+		if (r->sequential_loaded) {
+			int rc = cgt_frame_next_record(f, rec, e);
+			if (rc != 0)
+				return rc;
+		}
+		int rc = cgt_reader_take_frame(r, f, e);
+		if (rc <= 0)
+			return rc;
+		r->sequential_loaded = 0;
+		if (!f->decompressed && cgt_frame_decompress(f, e) < 0)
+			return -e->status;
+		r->sequential_loaded = 1;
+	}
 }
 
 const char *cgt_reader_truncation(const struct cgt_reader *r)
@@ -307,7 +426,8 @@ uint64_t cgt_reader_file_size(const struct cgt_reader *r)
 
 uint64_t cgt_reader_file_offset(const struct cgt_reader *r)
 {
-	return r->in_file_offset + r->in_pos;
+	return __atomic_load_n(&r->in_file_offset, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&r->in_pos, __ATOMIC_RELAXED);
 }
 
 void cgt_reader_close(struct cgt_reader *r)
@@ -316,9 +436,10 @@ void cgt_reader_close(struct cgt_reader *r)
 		return;
 	if (r->fd >= 0)
 		close(r->fd);
-	ZSTD_freeDCtx(r->dctx);
+	cgt_frame_free(&r->first);
+	cgt_frame_free(&r->sequential);
+	pthread_mutex_destroy(&r->lock);
 	free(r->in);
-	free(r->frame);
 	free(r->path);
 	free(r->truncation);
 	free(r);

@@ -39,6 +39,7 @@ const char *cgt_record_type_name(unsigned type)
 	case CGT_REC_SIDEBAND: return "SIDEBAND";
 	case CGT_REC_AUX: return "AUX";
 	case CGT_REC_IMAGE: return "IMAGE";
+	case CGT_REC_SEGMENT: return "SEGMENT";
 	default: return "unknown";
 	}
 }

@@ -2,6 +2,8 @@
  * Trace writer: records go into a frame buffer; full buffers are
  * compressed into independent zstd frames and written by a thread of its
  * own, so that compression overlaps with whatever produces the records.
+ * At the producer's segment points it begins segments: a new frame,
+ * announced by a segment marker, that starts with a SEGMENT record.
  */
 #include "trace.h"
 
@@ -12,6 +14,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "segment_marker.h"
 #include "varint.h"
 
 /* Frames are handed over through a small ring: the producer fills one
@@ -22,6 +25,7 @@
 struct frame {
 	uint8_t *data;
 	size_t len;
+	int starts_segment;	/* written after a segment marker */
 };
 
 struct cgt_writer {
@@ -32,6 +36,7 @@ struct cgt_writer {
 	int closing;
 	int failed_errno;
 	uint64_t bytes_written;
+	uint64_t segment_bytes;	/* of records put since the segment began */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pthread_t thread;
@@ -77,7 +82,10 @@ static void *compressor_main(void *arg)
 		pthread_mutex_unlock(&w->lock);
 
 		int err = 0;
-		if (!failed) {
+		if (!failed && f->starts_segment &&
+		    write_full(w->fd, cgt_segment_marker, CGT_SEGMENT_MARKER_LEN) < 0)
+			err = errno;
+		if (!failed && !err) {
 			size_t n = ZSTD_compress2(cctx, out, cap, f->data, f->len);
 			if (ZSTD_isError(n))
 				err = ENOMEM;
@@ -91,6 +99,7 @@ static void *compressor_main(void *arg)
 		if (err && !w->failed_errno)
 			w->failed_errno = err;
 		f->len = 0;
+		f->starts_segment = 0;
 		w->tail = (w->tail + 1) % RING;
 		w->queued--;
 		pthread_cond_broadcast(&w->cond);
@@ -173,12 +182,32 @@ int cgt_writer_put(struct cgt_writer *w, unsigned type, const uint8_t *payload, 
 			return rc;
 	}
 	struct frame *f = &w->ring[w->head];
-	uint8_t *p = f->data + f->len;
+	uint8_t *start = f->data + f->len, *p = start;
 	*p++ = (uint8_t)type;
 	p = cgt_put_varint(p, len);
 	memcpy(p, payload, len);
 	f->len = (size_t)(p - f->data) + len;
+	w->segment_bytes += (size_t)(p - start) + len;
 	return 0;
+}
+
+int cgt_writer_segment_point(struct cgt_writer *w, struct cgt_block_table *t, struct cgt_error *e)
+{
+	struct cgt_buf b = { 0 };
+	int rc;
+
+	if (w->segment_bytes < CGT_SEGMENT_TARGET)
+		return 0;
+	if (w->ring[w->head].len > 0 && (rc = submit_frame(w, e)) < 0)
+		return rc;
+	w->ring[w->head].starts_segment = 1;
+	w->segment_bytes = 0;
+	t->segment++;
+	if (cgt_segment_encode(&b, t->cond_history) < 0)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	rc = cgt_writer_put(w, CGT_REC_SEGMENT, b.data, b.len, e);
+	cgt_buf_free(&b);
+	return rc;
 }
 
 uint64_t cgt_writer_bytes(const struct cgt_writer *w)

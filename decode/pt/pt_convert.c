@@ -267,7 +267,10 @@ static int flush_events(struct converter *c)
 		return 0;
 	if (c->blocks_buf.len > 0)
 		rc = put(c, CGT_REC_BLOCKS, &c->blocks_buf);
-	return rc < 0 ? rc : put(c, CGT_REC_EVENTS, &c->events_buf);
+	if (rc == 0)
+		rc = put(c, CGT_REC_EVENTS, &c->events_buf);
+	/* Nothing encoded is left unwritten: a segment may begin here. */
+	return rc < 0 ? rc : cgt_writer_segment_point(c->w, &c->table, c->e);
 }
 
 static int ends_in_cond(const struct pending *p)
@@ -336,9 +339,10 @@ static int finish_block(struct converter *c, struct thread *t, uint64_t next)
 		if (cgt_events_begin(&c->events_buf, t->number) < 0)
 			return oom(c);
 	}
-	if (cgt_events_encode(&c->events_buf, blk, exit, p->values) < 0)
+	if (cgt_events_encode(&c->events_buf, &c->table, blk, exit, p->values) < 0)
 		return oom(c);
-	struct cgt_exec x = { blk, exit ? blk->exit_ops[0] + 1 : blk->n_ops, exit, t->number, p->values };
+	struct cgt_exec x = { .block = blk, .n_ops = exit ? blk->exit_ops[0] + 1 : blk->n_ops,
+			      .exit = exit, .tid = t->number, .block_id = blk->id, .values = p->values };
 	cgt_counts_add_exec(&c->counts, &x);
 	p->n = 0;
 	p->n_values = 0;

@@ -94,7 +94,8 @@ static int flush_pending(struct converter *c)
 	int rc = cgt_writer_put(c->w, c->pending_type, c->pending.data, c->pending.len, c->e);
 	c->pending.len = 0;
 	c->pending_type = 0;
-	return rc;
+	/* Nothing encoded is left unwritten: a segment may begin here. */
+	return rc < 0 ? rc : cgt_writer_segment_point(c->w, &c->blocks, c->e);
 }
 
 static int put_record(struct converter *c, unsigned type, struct cgt_buf *payload)
@@ -311,10 +312,11 @@ done:
 	int rc = begin_pending(c, CGT_REC_EVENTS);
 	if (rc < 0)
 		return rc;
-	if (cgt_events_encode(&c->pending, blk, exit_ord, values) < 0)
+	if (cgt_events_encode(&c->pending, &c->blocks, blk, exit_ord, values) < 0)
 		return nomem(c);
-	struct cgt_exec x = { blk, exit_ord ? blk->exit_ops[exit_ord - 1] + 1 : blk->n_ops, exit_ord,
-			      c->tid, values };
+	struct cgt_exec x = { .block = blk,
+			      .n_ops = exit_ord ? blk->exit_ops[exit_ord - 1] + 1 : blk->n_ops,
+			      .exit = exit_ord, .tid = c->tid, .block_id = blk->id, .values = values };
 	cgt_counts_add_exec(&c->res->counts, &x);
 	return 0;
 }

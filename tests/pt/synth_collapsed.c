@@ -132,6 +132,9 @@ static void flush_events(struct collapsed *c)
 	if (c->blocks.len > 0)
 		put(c, CGT_REC_BLOCKS, &c->blocks);
 	put(c, CGT_REC_EVENTS, &c->events);
+	/* Nothing encoded is left unwritten: a segment may begin here. */
+	if (cgt_writer_segment_point(c->w, &c->table, &c->error) < 0)
+		fail(c);
 }
 
 void collapsed_insn(struct collapsed *c, const struct insn_exec *x)
@@ -153,10 +156,10 @@ void collapsed_insn(struct collapsed *c, const struct insn_exec *x)
 		values[n++] = x->target;
 	/* Exit 1 is the COND op: the branch was taken. */
 	uint32_t exit_ord = x->cond && x->taken ? 1 : 0;
-	if (cgt_events_encode(&c->events, blk, exit_ord, values) < 0)
+	if (cgt_events_encode(&c->events, &c->table, blk, exit_ord, values) < 0)
 		fail(c);
-	struct cgt_exec e = { blk, exit_ord ? blk->exit_ops[0] + 1 : blk->n_ops, exit_ord, x->tid,
-			      values };
+	struct cgt_exec e = { .block = blk, .n_ops = exit_ord ? blk->exit_ops[0] + 1 : blk->n_ops,
+			      .exit = exit_ord, .tid = x->tid, .block_id = blk->id, .values = values };
 	cgt_counts_add_exec(&c->counts, &e);
 	if (x->tid > c->max_tid)
 		c->max_tid = x->tid;

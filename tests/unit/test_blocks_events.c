@@ -98,6 +98,15 @@ static void blocks_round_trip(void)
 	cgt_block_table_free(&b);
 }
 
+/* One execution through cgt_events_fill: 1, 0 at the end, negative. */
+static int next_exec(struct cgt_events_cursor *c, struct cgt_events_state *s, struct cgt_exec *x,
+		     uint64_t *out, struct cgt_error *e)
+{
+	size_t n = 0, used = 0;
+	int rc = cgt_events_fill(c, s, x, 1, out, 9, 9, &n, &used, e);
+	return rc < 0 ? rc : (int)n;
+}
+
 static void events_round_trip(void)
 {
 	struct cgt_block_table enc = { 0 }, dec = { 0 };
@@ -106,26 +115,29 @@ static void events_round_trip(void)
 	const char *why;
 	uint64_t in[9], out[9];
 
+	struct cgt_events_state state = { 0 };
 	CHECK(cgt_block_table_add(&enc, insns, 3, ops, 9, 0, &why) == 0);
 	CHECK(cgt_block_table_add(&dec, insns, 3, ops, 9, 0, &why) == 0);
+	CHECK(cgt_events_state_sync(&state, &dec) == 0);
+	cgt_events_state_reset(&state);
 	CHECK(cgt_events_begin(&buf, 3) == 0);
 	/* values by ordinal: read, modify, guarded write, indirect target */
 	/* 1: ran to the end, guard true */
 	in[0] = 0x7000; in[1] = 0x8000; in[2] = 0x9000; in[3] = 0x2000;
-	CHECK(cgt_events_encode(&buf, enc.blocks[0], 0, in) == 0);
+	CHECK(cgt_events_encode(&buf, &enc, enc.blocks[0], 0, in) == 0);
 	/* 2: left by exit 2, guard false */
 	in[0] = 0x7008; in[1] = 0x8004; in[2] = CGT_NO_ACCESS;
-	CHECK(cgt_events_encode(&buf, enc.blocks[0], 2, in) == 0);
+	CHECK(cgt_events_encode(&buf, &enc, enc.blocks[0], 2, in) == 0);
 	/* 3: left by exit 1 */
 	in[0] = 0x6000;
-	CHECK(cgt_events_encode(&buf, enc.blocks[0], 1, in) == 0);
+	CHECK(cgt_events_encode(&buf, &enc, enc.blocks[0], 1, in) == 0);
 
 	struct cgt_record rec = record_of(&buf, CGT_REC_EVENTS);
 	struct cgt_events_cursor c;
 	struct cgt_exec x;
 	struct cgt_trace_counts n = { 0 };
 	CHECK(cgt_events_open(&c, &rec, &e) == 0);
-	CHECK(cgt_events_next(&c, &dec, &x, out, &e) == 1);
+	CHECK(next_exec(&c, &state, &x, out, &e) == 1);
 	CHECK_EQ(x.tid, 3);
 	CHECK_EQ(x.n_ops, 9);
 	CHECK_EQ(x.exit, 0);
@@ -134,7 +146,7 @@ static void events_round_trip(void)
 	CHECK_EQ(out[2], 0x9000);
 	CHECK_EQ(out[3], 0x2000);
 	cgt_counts_add_exec(&n, &x);
-	CHECK(cgt_events_next(&c, &dec, &x, out, &e) == 1);
+	CHECK(next_exec(&c, &state, &x, out, &e) == 1);
 	CHECK_EQ(x.n_ops, 7);
 	CHECK_EQ(x.exit, 2);
 	CHECK_EQ(out[0], 0x7008);
@@ -142,12 +154,12 @@ static void events_round_trip(void)
 	CHECK(out[2] == CGT_NO_ACCESS);
 	CHECK_EQ(x.exit, 2);	/* the EXIT op was where it left */
 	cgt_counts_add_exec(&n, &x);
-	CHECK(cgt_events_next(&c, &dec, &x, out, &e) == 1);
+	CHECK(next_exec(&c, &state, &x, out, &e) == 1);
 	CHECK_EQ(x.n_ops, 3);
 	CHECK_EQ(out[0], 0x6000);
 	CHECK_EQ(cgt_exec_branch_taken(&x, 2), 0);	/* COND_INV left: not taken */
 	cgt_counts_add_exec(&n, &x);
-	CHECK(cgt_events_next(&c, &dec, &x, out, &e) == 0);
+	CHECK(next_exec(&c, &state, &x, out, &e) == 0);
 
 	CHECK_EQ(n.block_execs, 3);
 	CHECK_EQ(n.insns, 3 + 2 + 1);
@@ -159,6 +171,68 @@ static void events_round_trip(void)
 	cgt_buf_free(&buf);
 	cgt_block_table_free(&enc);
 	cgt_block_table_free(&dec);
+	cgt_events_state_free(&state);
+}
+
+static void segments_restart_deltas_and_carry_history(void)
+{
+	struct cgt_block_table enc = { 0 }, dec = { 0 };
+	struct cgt_buf first = { 0 }, second = { 0 };
+	struct cgt_events_state state = { 0 };
+	struct cgt_error e;
+	const char *why;
+	uint64_t in[9] = { 0x7000, 0x8000, 0x9000, 0x2000 }, out[9];
+	struct cgt_events_cursor c;
+	struct cgt_exec x;
+
+	CHECK(cgt_block_table_add(&enc, insns, 3, ops, 9, 0, &why) == 0);
+	CHECK(cgt_block_table_add(&dec, insns, 3, ops, 9, 0, &why) == 0);
+	/* the conditional branches of each prefix, the last in bit 0: exit 1
+	   is the COND_INV (not taken when left by it); ran to the end, it was
+	   taken (inverted, exit not taken) */
+	CHECK_EQ(enc.blocks[0]->cond_outcomes[1], 0);
+	CHECK_EQ(enc.blocks[0]->cond_outcomes[0], 1);
+	CHECK(cgt_events_begin(&first, 1) == 0);
+	CHECK(cgt_events_encode(&first, &enc, enc.blocks[0], 0, in) == 0);
+	CHECK(cgt_events_encode(&first, &enc, enc.blocks[0], 1, in) == 0);
+	CHECK_EQ(enc.cond_history, 2);	/* taken, then not taken */
+	/* a new segment: the same values code as if never seen */
+	enc.segment++;
+	CHECK(cgt_events_begin(&second, 1) == 0);
+	CHECK(cgt_events_encode(&second, &enc, enc.blocks[0], 0, in) == 0);
+	CHECK_EQ(second.len, first.len - 2);	/* the second execution's deltas: 2 bytes */
+
+	/* A decoder that starts at the second segment reads it alone. */
+	CHECK(cgt_events_state_sync(&state, &dec) == 0);
+	cgt_events_state_reset(&state);
+	struct cgt_record rec = record_of(&second, CGT_REC_EVENTS);
+	CHECK(cgt_events_open(&c, &rec, &e) == 0);
+	CHECK(next_exec(&c, &state, &x, out, &e) == 1);
+	CHECK_EQ(out[0], 0x7000);
+	CHECK_EQ(out[3], 0x2000);
+	/* ... and one that read the first segment resets at the second */
+	rec = record_of(&first, CGT_REC_EVENTS);
+	CHECK(cgt_events_open(&c, &rec, &e) == 0);
+	CHECK(next_exec(&c, &state, &x, out, &e) == 1);
+	CHECK(next_exec(&c, &state, &x, out, &e) == 1);
+	cgt_events_state_reset(&state);
+	rec = record_of(&second, CGT_REC_EVENTS);
+	CHECK(cgt_events_open(&c, &rec, &e) == 0);
+	CHECK(next_exec(&c, &state, &x, out, &e) == 1);
+	CHECK_EQ(out[1], 0x8000);
+
+	struct cgt_buf seg = { 0 };
+	uint64_t history = 0;
+	CHECK(cgt_segment_encode(&seg, 0x8000000000000001ull) == 0);
+	rec = record_of(&seg, CGT_REC_SEGMENT);
+	CHECK(cgt_segment_decode(&history, &rec, &e) == 0);
+	CHECK(history == 0x8000000000000001ull);
+	cgt_buf_free(&seg);
+	cgt_buf_free(&first);
+	cgt_buf_free(&second);
+	cgt_block_table_free(&enc);
+	cgt_block_table_free(&dec);
+	cgt_events_state_free(&state);
 }
 
 static void bad_events_are_refused(void)
@@ -169,27 +243,30 @@ static void bad_events_are_refused(void)
 	uint64_t out[9];
 	struct cgt_events_cursor c;
 	struct cgt_exec x;
+	struct cgt_events_state state = { 0 };
 
 	CHECK(cgt_block_table_add(&t, insns, 3, ops, 9, 0, &why) == 0);
+	CHECK(cgt_events_state_sync(&state, &t) == 0);
 	/* tid 0, then block 5 (undefined) */
 	uint8_t undefined[] = { 0, 5 << 2 };
 	struct cgt_record rec = { CGT_REC_EVENTS, undefined, sizeof(undefined), 100, 0, "t.zst" };
 	CHECK(cgt_events_open(&c, &rec, &e) == 0);
-	CHECK(cgt_events_next(&c, &t, &x, out, &e) < 0);
+	CHECK(next_exec(&c, &state, &x, out, &e) < 0);
 	CHECK(strstr(e.msg, "t.zst: stream offset 101") != NULL);
 	/* exit 3 of a block that has 2 */
 	uint8_t bad_exit[] = { 0, 3, 0 };
 	rec.payload = bad_exit;
 	rec.len = sizeof(bad_exit);
 	CHECK(cgt_events_open(&c, &rec, &e) == 0);
-	CHECK(cgt_events_next(&c, &t, &x, out, &e) < 0);
+	CHECK(next_exec(&c, &state, &x, out, &e) < 0);
 	/* values cut short */
 	uint8_t short_values[] = { 0, 0 << 2 | 0, 0x80 };
 	rec.payload = short_values;
 	rec.len = sizeof(short_values);
 	CHECK(cgt_events_open(&c, &rec, &e) == 0);
-	CHECK(cgt_events_next(&c, &t, &x, out, &e) < 0);
+	CHECK(next_exec(&c, &state, &x, out, &e) < 0);
 	cgt_block_table_free(&t);
+	cgt_events_state_free(&state);
 }
 
 int main(void)
@@ -198,6 +275,7 @@ int main(void)
 	RUN(malformed_blocks_are_refused);
 	RUN(blocks_round_trip);
 	RUN(events_round_trip);
+	RUN(segments_restart_deltas_and_carry_history);
 	RUN(bad_events_are_refused);
 	return CHECK_DONE();
 }
