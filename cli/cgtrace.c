@@ -104,9 +104,7 @@ int parse_yes_no(const char *s, int *out)
 	return 0;
 }
 
-/* A whole number within [min, max], with an optional k, M or G suffix
-   when scaled. */
-static int parse_number(const char *s, uint64_t min, uint64_t max, int scaled, uint64_t *out)
+int parse_number(const char *s, uint64_t min, uint64_t max, int scaled, uint64_t *out)
 {
 	char *end;
 	errno = 0;

@@ -8,6 +8,9 @@
 int usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "yes" -> 1, "no" -> 0; -1 for anything else. */
 int parse_yes_no(const char *s, int *out);
+/* A whole number within [min, max], with an optional k, M or G suffix
+   when scaled: 0, or -1. */
+int parse_number(const char *s, uint64_t min, uint64_t max, int scaled, uint64_t *out);
 /* The one TRACE argument left after the options (0), or a usage error. */
 int one_trace(int argc, char **argv, const char *usage, const char **path);
 /* Prints "cgtrace: <e->msg>"; returns 1. */

@@ -35,6 +35,10 @@ const char usage_simulate[] =
 	"  -q, --quiet                      no summary or configuration on stderr\n"
 	"  -h, --help                       this help\n"
 	"\n"
+	"options (cgtrace's):\n"
+	"  --threads=<n>                    simulate on n threads [the number of CPUs];\n"
+	"                                   the results do not depend on it\n"
+	"\n"
 	"Sizes are in bytes; as an extension they may end in k (KiB) or M (MiB).\n"
 	"Caches not given are the recording host's, chosen and adjusted by\n"
 	"Cachegrind's rules (I1 and D1: the level-1 caches; LL: the last level).\n"
@@ -44,7 +48,7 @@ const char usage_simulate[] =
 	"incomplete (truncated or without an end record): only what it holds\n"
 	"was simulated.\n";
 
-enum { OPT_CACHE_SIM = 256, OPT_BRANCH_SIM, OPT_I1, OPT_D1, OPT_LL, OPT_OUT };
+enum { OPT_CACHE_SIM = 256, OPT_BRANCH_SIM, OPT_I1, OPT_D1, OPT_LL, OPT_OUT, OPT_THREADS };
 
 struct cache_option {
 	struct cgt_cache_config config;
@@ -72,8 +76,9 @@ struct progress {
 	struct timespec last;
 };
 
-static void progress_update(struct progress *p, uint64_t done, uint64_t total, uint64_t insns)
+static void progress_update(void *arg, uint64_t done, uint64_t total, uint64_t insns)
 {
+	struct progress *p = arg;
 	struct timespec now;
 
 	if (!p->on)
@@ -122,6 +127,7 @@ int cmd_simulate(int argc, char **argv)
 		{ "LL", required_argument, NULL, OPT_LL },
 		{ "L2", required_argument, NULL, OPT_LL },
 		{ "cachegrind-out-file", required_argument, NULL, OPT_OUT },
+		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -129,6 +135,8 @@ int cmd_simulate(int argc, char **argv)
 	struct cgt_sim_options so = { .cache_sim = 1, .branch_sim = 0 };
 	struct cache_option I1 = { 0 }, D1 = { 0 }, LL = { 0 };
 	const char *out_tmpl = "cachegrind.out.%p";
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t threads = cpus > 0 ? (uint64_t)cpus : 1;
 	int quiet = 0, c;
 
 	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
@@ -147,6 +155,11 @@ int cmd_simulate(int argc, char **argv)
 		case 'o':
 		case OPT_OUT:
 			out_tmpl = optarg;
+			break;
+		case OPT_THREADS:
+			if (parse_number(optarg, 1, 64, 0, &threads) < 0)
+				return usage_error(usage_simulate, "bad --threads '%s' (expected 1 to 64)",
+						   optarg);
 			break;
 		case 'q':
 			quiet = 1;
@@ -234,20 +247,8 @@ int cmd_simulate(int argc, char **argv)
 	}
 
 	struct progress progress = { isatty(STDERR_FILENO), { 0, 0 } };
-	struct cgt_batch batch;
-	uint64_t insns = 0;
-	while ((rc = cgt_decoder_next(d, &batch, &e)) > 0) {
-		if (cgt_sim_run(sim, &batch, &e) < 0) {
-			rc = -1;
-			break;
-		}
-		if (progress.on) {
-			for (size_t i = 0; i < batch.n; i++)
-				insns += batch.execs[i].block->prefix_counts[batch.execs[i].exit].insns;
-			progress_update(&progress, cgt_decoder_file_offset(d), cgt_decoder_file_size(d),
-					insns);
-		}
-	}
+	struct cgt_sim_progress tell = { progress_update, &progress };
+	rc = cgt_sim_trace(sim, d, (unsigned)threads, progress.on ? &tell : NULL, &e);
 	progress_done(&progress);
 	if (rc < 0) {
 		report_error(&e);

@@ -150,6 +150,7 @@ int cgt_trace_info(FILE *out, const char *path, struct cgt_error *e)
 	else
 		fprintf(out, "end:            the recorder lost the program's stream\n");
 	fprintf(out, "counts:\n");
+	counted.blocks = cgt_decoder_blocks(d)->n;
 	if (end != NULL) {
 		counted.blocks = end->counts.blocks;
 		counted.threads = end->counts.threads;

@@ -505,6 +505,7 @@ struct cgt_exec {
 	const struct cgt_block *block;
 	uint32_t n_ops;		/* ops executed: block->ops[0 .. n_ops) */
 	uint32_t exit;		/* 0: ran to the end; k: left by exit k */
+	uint32_t n_values;	/* block->values_in_prefix[exit] */
 	uint32_t tid;
 	/* block->id, here so that a consumer on another thread need not read
 	   the block while the decoder updates its codec state */

@@ -90,6 +90,13 @@ static int events_fail(const struct cgt_events_cursor *c, const uint8_t *at, con
 	return cursor_fail(&cur, expected);
 }
 
+/* The high bits of the first n bytes of a little-endian word: all clear,
+   n one-byte varints. */
+static const uint64_t one_byte_mask[9] = {
+	0, 0x80, 0x8080, 0x808080, 0x80808080, 0x8080808080, 0x808080808080, 0x80808080808080,
+	0x8080808080808080,
+};
+
 /* The values of an execution whose every read stays within the record
    (checked by the caller): no bounds checks per byte. */
 static inline uint64_t fast_uvarint(const uint8_t **pp)
@@ -142,7 +149,7 @@ int cgt_events_state_sync(struct cgt_events_state *s, const struct cgt_block_tab
 		s->cap_slots = cap;
 	}
 	for (uint32_t id = s->n_slots; id < t->n; id++) {
-		uint64_t *last = malloc((t->blocks[id]->n_values + 1) * sizeof(uint64_t));
+		uint64_t *last = calloc(t->blocks[id]->n_values + 1, sizeof(uint64_t));
 		if (last == NULL)
 			return -cgt_err_nomem;
 		s->slots[id] = (struct cgt_events_slot){ t->blocks[id], last, 0 };
@@ -197,7 +204,17 @@ static inline __attribute__((always_inline)) int events_next(struct cgt_events_c
 		slot->segment = s->segment;
 	}
 
-	if (blk->n_guarded == 0 && (size_t)(c->end - c->p) >= (size_t)n_values * CGT_VARINT_MAX) {
+	size_t room = (size_t)(c->end - c->p);
+	uint64_t word;
+	if (n_values <= 8 && room >= 8 && blk->n_guarded == 0 &&
+	    (memcpy(&word, c->p, 8), (word & one_byte_mask[n_values]) == 0)) {
+		/* The common case: every delta fits one byte. */
+		for (uint32_t j = 0; j < n_values; j++, word >>= 8) {
+			last[j] += (uint64_t)cgt_unzigzag(word & 0xff);
+			values[j] = last[j];
+		}
+		c->p += n_values;
+	} else if (blk->n_guarded == 0 && room >= (size_t)n_values * CGT_VARINT_MAX) {
 		const uint8_t *p = c->p;
 		for (uint32_t j = 0; j < n_values; j++) {
 			last[j] += (uint64_t)cgt_unzigzag(fast_uvarint(&p));
@@ -225,6 +242,7 @@ static inline __attribute__((always_inline)) int events_next(struct cgt_events_c
 	}
 	x->block = blk;
 	x->n_ops = cut;
+	x->n_values = n_values;
 	x->exit = (uint32_t)exit_ord;
 	x->tid = c->tid;
 	x->block_id = (uint32_t)id;
@@ -243,7 +261,7 @@ int cgt_events_fill(struct cgt_events_cursor *c, struct cgt_events_state *s, str
 		rc = events_next(c, s, &execs[n], values + used, e);
 		if (rc <= 0)
 			break;
-		used += execs[n].block->values_in_prefix[execs[n].exit];
+		used += execs[n].n_values;
 		n++;
 	}
 	*n_execs = n;

@@ -7,48 +7,135 @@
  *  - indirect: a 512-entry table of last targets, indexed by the low 9
  *    bits of the branch address, all starting at 0.
  *
- * Returns are not modelled.  Inline: hot path.  Internal to simulate/.
+ * Returns are not modelled.
+ *
+ * A predictor can also start from a state not known yet (a segment
+ * simulated before the ones preceding it are done; the history is known, a
+ * segment carries it).  Each counter is then kept as what it would be for
+ * each value it could have started with: bits 2i..2i+1 hold its value had
+ * it started at i, so a known counter holds its value four times.  A
+ * prediction the four disagree on, and a target slot not yet written, are
+ * "unknown": the caller notes them and settles them once the state before
+ * is known.
+ *
+ * Inline: hot path.  Internal to simulate/.
  */
 #ifndef CGTRACE_BRANCH_MODEL_H
 #define CGTRACE_BRANCH_MODEL_H
 
 #include <stdint.h>
+#include <string.h>
 
 #define HISTORY_BITS 7
 #define ADDRESS_BITS 7
 #define TARGET_BITS 9
+#define N_COUNTERS (1u << (HISTORY_BITS + ADDRESS_BITS))
+#define N_TARGETS (1u << TARGET_BITS)
+
+enum branch_outcome { BRANCH_PREDICTED = 0, BRANCH_MISPREDICTED = 1, BRANCH_UNKNOWN = 2 };
+
+#define COUNTER_STARTED_UNKNOWN 0xE4	/* 3, 2, 1, 0 for starts 3, 2, 1, 0 */
 
 struct branch_model {
 	uint64_t history;
-	uint8_t counters[1 << (HISTORY_BITS + ADDRESS_BITS)];
-	uint64_t targets[1 << TARGET_BITS];
+	uint8_t counters[N_COUNTERS];
+	uint64_t targets[N_TARGETS];
+	uint8_t target_known[N_TARGETS];
+	/* by counter: after a taken / not-taken branch */
+	uint8_t after_taken[256], after_not_taken[256];
 };
 
-static inline int cond_branch_is_mispredict(struct branch_model *b, uint64_t pc, int taken)
+static inline unsigned counter_value(uint8_t counter, unsigned start)
+{
+	return (counter >> (2 * start)) & 3;
+}
+
+/* Cachegrind's starting state (known: all zero), or, with known == 0, a
+   state to be settled; history: the branch history before. */
+static inline void branch_model_init(struct branch_model *b, int known, uint64_t history)
+{
+	for (unsigned c = 0; c < 256; c++) {
+		uint8_t up = 0, down = 0;
+		for (unsigned start = 0; start < 4; start++) {
+			unsigned v = counter_value((uint8_t)c, start);
+			up |= (uint8_t)((v < 3 ? v + 1 : 3) << (2 * start));
+			down |= (uint8_t)((v > 0 ? v - 1 : 0) << (2 * start));
+		}
+		b->after_taken[c] = up;
+		b->after_not_taken[c] = down;
+	}
+	b->history = history;
+	memset(b->counters, known ? 0 : COUNTER_STARTED_UNKNOWN, sizeof(b->counters));
+	memset(b->targets, 0, sizeof(b->targets));
+	memset(b->target_known, known, sizeof(b->target_known));
+}
+
+/* A conditional branch: predicted, mispredicted or unknown (then *counter
+   and *state say which counter and what it held, for branch_settle_cond). */
+static inline __attribute__((always_inline)) enum branch_outcome
+cond_branch(struct branch_model *b, uint64_t pc, int taken, uint32_t *counter, uint8_t *state)
 {
 	uint32_t index = (uint32_t)(b->history & ((1u << HISTORY_BITS) - 1)) << ADDRESS_BITS |
 			 (uint32_t)(pc & ((1u << ADDRESS_BITS) - 1));
-	uint8_t *counter = &b->counters[index];
-	int mispredict = (*counter >= 2) != taken;
+	uint8_t c = b->counters[index];
+	/* the high bit of each value: all set, predicted taken; none, not */
+	unsigned high = c & 0xAA, predicted = high == 0xAA ? 1 : high == 0 ? 0 : 2;
 
 	b->history = b->history << 1 | (uint64_t)taken;
-	if (taken) {
-		if (*counter < 3)
-			(*counter)++;
-	} else if (*counter > 0) {
-		(*counter)--;
+	b->counters[index] = taken ? b->after_taken[c] : b->after_not_taken[c];
+	if (__builtin_expect(predicted == 2, 0)) {
+		*counter = index;
+		*state = c;
+		return BRANCH_UNKNOWN;
 	}
-	return mispredict;
+	return predicted != (unsigned)taken ? BRANCH_MISPREDICTED : BRANCH_PREDICTED;
 }
 
-static inline int indirect_branch_is_mispredict(struct branch_model *b, uint64_t pc,
-						uint64_t target)
+/* An indirect branch: predicted, mispredicted, or unknown (the slot's
+   target before the segment decides: branch_settle_indirect). */
+static inline __attribute__((always_inline)) enum branch_outcome
+indirect_branch(struct branch_model *b, uint64_t pc, uint64_t target, uint32_t *slot)
 {
-	uint64_t *slot = &b->targets[pc & ((1u << TARGET_BITS) - 1)];
-	int mispredict = *slot != target;
+	uint32_t i = (uint32_t)(pc & (N_TARGETS - 1));
+	uint64_t last = b->targets[i];
 
-	*slot = target;
-	return mispredict;
+	b->targets[i] = target;
+	if (__builtin_expect(!b->target_known[i], 0)) {
+		b->target_known[i] = 1;
+		*slot = i;
+		return BRANCH_UNKNOWN;
+	}
+	return last != target ? BRANCH_MISPREDICTED : BRANCH_PREDICTED;
+}
+
+/* Whether an unknown conditional prediction was a mispredict, the
+   state before (known) being `before`. */
+static inline int branch_settle_cond(const struct branch_model *before, uint32_t counter,
+				     uint8_t state, int taken)
+{
+	unsigned start = counter_value(before->counters[counter], 0);
+	return (counter_value(state, start) >= 2) != (unsigned)taken;
+}
+
+static inline int branch_settle_indirect(const struct branch_model *before, uint32_t slot,
+					 uint64_t target)
+{
+	return before->targets[slot] != target;
+}
+
+/* b, simulated from an unknown state, becomes the exact state after its
+   segment, the state before being `before` (known). */
+static inline void branch_settle(struct branch_model *b, const struct branch_model *before)
+{
+	for (uint32_t i = 0; i < N_COUNTERS; i++) {
+		unsigned v = counter_value(b->counters[i], counter_value(before->counters[i], 0));
+		b->counters[i] = (uint8_t)(v * 0x55);
+	}
+	for (uint32_t i = 0; i < N_TARGETS; i++) {
+		if (!b->target_known[i])
+			b->targets[i] = before->targets[i];
+		b->target_known[i] = 1;
+	}
 }
 
 #endif

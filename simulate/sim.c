@@ -8,50 +8,143 @@
  *  - per op, the rare events: misses, mispredicts, and the executions of
  *    guarded accesses whose guard held.
  *
- * And each block is compiled, at its first execution, into a program of
- * only the steps that can change simulated state: an instruction fetch
- * from the line the previous instruction of the block ended in is a hit on
- * that set's most recently used line and changes nothing, so it is left
- * out (most fetches are); exits are left out, and branches when branch
- * simulation is off.
+ * Each block is compiled at its first execution (block_program.h), and an
+ * execution is then simulated model by model: its instruction fetches
+ * through I1, its data references through D1, its branches through the
+ * predictors.  Only LL sees both fetches and data, so the L1 misses of an
+ * execution are collected and sent to LL afterwards, in program order.
+ *
+ * Segments of the trace (decode.h) are simulated by workers on threads of
+ * their own.  A segment whose predecessors are all done starts from their
+ * exact state and is simulated exactly.  Any other starts from a state not
+ * known yet (cache_model.h, branch_model.h): what depends on that state is
+ * noted, and its L1 misses wait for LL.  The join then takes the segments
+ * in order: it settles what was unknown against the exact state before the
+ * segment, runs the segment's L1 misses through LL, and so carries the
+ * exact state forward.  The counts are Cachegrind's, whatever the number of
+ * threads.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "block_program.h"
 #include "branch_model.h"
 #include "cache_model.h"
 #include "sim.h"
 
-enum { OP_DONE, OP_MISS1, OP_MISSLL };	/* per-op counters */
+enum { I1_CACHE, D1_CACHE };
 
-enum step_kind { STEP_FETCH, STEP_DATA, STEP_GUARDED, STEP_COND, STEP_INDIRECT };
-
-struct step {
-	uint8_t kind;		/* enum step_kind */
-	uint8_t size;		/* fetch: length; data: size as Cachegrind passes it;
-				   conditional branch: 1 if COND_INV */
-	uint16_t value;		/* ordinal of the op's value */
-	uint32_t op;		/* index of the op: its counters */
-	uint64_t addr;		/* fetch: the instruction; branches: the branch's */
+/* An L1 miss of the execution being simulated, waiting for LL. */
+struct l1_miss {
+	uint64_t addr;
+	uint32_t op;
+	uint8_t size;
+	uint8_t cache;
+	uint8_t unknown;	/* it may have hit: events say which lookups decide */
+	uint32_t events[2];
 };
 
-struct block_state {
-	uint64_t *exit_counts;		/* [n_exits + 1]: [0] ran to the end */
-	uint64_t (*op_counts)[3];	/* [n_ops] */
-	struct step *steps;
-	uint32_t *steps_before_exit;	/* [n_exits + 1]: steps of each prefix */
+/* The same, of a segment simulated from an unknown state, for the join. */
+struct ll_ref {
+	uint64_t addr;
+	uint64_t *row;		/* the op's counters */
+	uint32_t events[2];
+	uint8_t size;
+	uint8_t cache;
+	uint8_t unknown;
 };
+
+struct cond_unknown {
+	uint64_t *row;
+	uint32_t counter;
+	uint8_t state, taken;
+};
+
+struct target_unknown {
+	uint64_t *row;
+	uint64_t target;
+	uint32_t slot;
+};
+
+#define VECTOR(type) struct { type *v; size_t n, cap; }
+
+/* A segment being simulated or waiting for the join. */
+struct segment {
+	uint64_t index;
+	int exact;		/* started from the exact state before it */
+	int ready;		/* simulated: the join may take it */
+	struct cache_model I1, D1;
+	struct branch_model branches;
+	VECTOR(struct ll_ref) ll;
+	VECTOR(struct cond_unknown) conds;
+	VECTOR(struct target_unknown) targets;
+	uint64_t insns;		/* for progress */
+};
+
+/* One thread's: its blocks' programs (and counters). */
+struct worker {
+	struct cgt_sim *s;
+	struct block_program **programs;	/* by block id; NULL: not run yet */
+	uint32_t n_programs;
+	struct l1_miss *misses;		/* room for one execution's */
+	uint32_t misses_cap;
+};
+
+#define MAX_WORKERS 64
 
 struct cgt_sim {
 	struct cgt_sim_options o;
-	uint32_t min_line;		/* smallest line size of the three */
+	struct block_program_options compile;
+
+	/* The exact state after the segments joined so far. */
 	struct cache_model I1, D1, LL;
 	struct branch_model branches;
-	uint64_t last_fetch_line;	/* MRU line of the last instruction fetch */
-	uint64_t last_data_line;	/* MRU line of the last data reference */
-	struct block_state *blocks;	/* by block id */
-	uint32_t n_blocks;
+	uint8_t *missed[2];		/* cache_settle's outcomes, I1 and D1 */
+
+	struct worker workers[MAX_WORKERS];
+	unsigned n_workers;
+
+	pthread_mutex_t lock;		/* everything below */
+	pthread_cond_t cond;
+	struct segment **window;	/* by index % window_size: taken, not joined */
+	unsigned window_size;
+	struct segment **spare;
+	unsigned n_spare;
+	uint64_t next_join;
+	unsigned in_flight;		/* taken, or being taken, and not joined */
+	int joining;
+	int failed;
+	uint64_t failed_index;
+	struct cgt_error error;
+	uint64_t insns_joined;
 };
+
+static int grow(void **v, size_t *cap, size_t size)
+{
+	size_t n = *cap ? *cap * 2 : 4096;
+	void *p = realloc(*v, n * size);
+	if (p == NULL)
+		return -1;
+	*v = p;
+	*cap = n;
+	return 0;
+}
+
+#define PUSH(vec, item)                                                                            \
+	((vec).n < (vec).cap || grow((void **)&(vec).v, &(vec).cap, sizeof(*(vec).v)) == 0            \
+		 ? ((vec).v[(vec).n++] = (item), 0)                                                \
+		 : -1)
+
+static int caches_init(const struct cgt_sim_options *o, struct cache_model *I1,
+		       struct cache_model *D1)
+{
+	return cache_model_init(I1, (uint32_t)o->I1.size, (uint32_t)o->I1.assoc, (uint32_t)o->I1.line) < 0 ||
+			       cache_model_init(D1, (uint32_t)o->D1.size, (uint32_t)o->D1.assoc,
+						(uint32_t)o->D1.line) < 0
+		       ? -1
+		       : 0;
+}
 
 int cgt_sim_open(struct cgt_sim **out, const struct cgt_sim_options *o, uint32_t max_access_size,
 		 struct cgt_error *e)
@@ -74,284 +167,521 @@ int cgt_sim_open(struct cgt_sim **out, const struct cgt_sim_options *o, uint32_t
 	if (s == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	s->o = *o;
-	s->min_line = min_line;
-	s->last_fetch_line = s->last_data_line = UINT64_MAX;
-	if (o->cache_sim &&
-	    (cache_model_init(&s->I1, (uint32_t)o->I1.size, (uint32_t)o->I1.assoc, (uint32_t)o->I1.line) < 0 ||
-	     cache_model_init(&s->D1, (uint32_t)o->D1.size, (uint32_t)o->D1.assoc, (uint32_t)o->D1.line) < 0 ||
-	     cache_model_init(&s->LL, (uint32_t)o->LL.size, (uint32_t)o->LL.assoc, (uint32_t)o->LL.line) < 0)) {
-		cgt_sim_close(s);
-		return cgt_fail(e, cgt_err_nomem, "out of memory for the simulated caches");
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	branch_model_init(&s->branches, 1, 0);
+	if (o->cache_sim) {
+		if (caches_init(o, &s->I1, &s->D1) < 0 ||
+		    cache_model_init(&s->LL, (uint32_t)o->LL.size, (uint32_t)o->LL.assoc,
+				     (uint32_t)o->LL.line) < 0 ||
+		    (s->missed[I1_CACHE] = malloc(cache_model_lines(&s->I1))) == NULL ||
+		    (s->missed[D1_CACHE] = malloc(cache_model_lines(&s->D1))) == NULL) {
+			cgt_sim_close(s);
+			return cgt_fail(e, cgt_err_nomem, "out of memory for the simulated caches");
+		}
 	}
+	s->compile = (struct block_program_options){ o->cache_sim, o->branch_sim, s->I1.line_bits,
+						     min_line };
 	*out = s;
 	return 0;
 }
 
-static uint32_t access_size(const struct cgt_sim *s, uint32_t size)
+/* The program of blk, compiled now: NULL if out of memory. */
+static struct block_program *first_run(struct worker *w, const struct cgt_block *blk)
 {
-	/* Cachegrind clamps large accesses (fxsave, xsave) to its smallest
-	   line size and passes sizes as 8-bit values. */
-	return (size > s->min_line ? s->min_line : size) & 0xff;
+	if (blk->id >= w->n_programs) {
+		uint32_t n = w->n_programs ? w->n_programs : 1024;
+		while (n <= blk->id)
+			n *= 2;
+		struct block_program **p = realloc(w->programs, n * sizeof(*p));
+		if (p == NULL)
+			return NULL;
+		memset(p + w->n_programs, 0, (n - w->n_programs) * sizeof(*p));
+		w->programs = p;
+		w->n_programs = n;
+	}
+	struct block_program *bp = block_program_compile(blk, &w->s->compile);
+	if (bp == NULL)
+		return NULL;
+	if (bp->max_refs > w->misses_cap) {
+		struct l1_miss *m = realloc(w->misses, bp->max_refs * sizeof(*m));
+		if (m == NULL) {
+			free(bp);
+			return NULL;
+		}
+		w->misses = m;
+		w->misses_cap = bp->max_refs;
+	}
+	return w->programs[blk->id] = bp;
 }
 
-/* Builds blk's program (see the top of the file). */
-static int compile(struct cgt_sim *s, const struct cgt_block *blk, struct block_state *st)
+/* Sends an execution's L1 misses on in program order: m[0 .. n_fetch) are
+   the fetch misses, m[n_fetch .. n) the data misses, each in op order.
+   LL: the exact LL, or NULL to leave them for the join. */
+static int settle_misses(struct segment *seg, struct cache_model *LL, struct block_program *bp,
+			 const struct l1_miss *m, uint32_t n_fetch, uint32_t n)
 {
-	uint32_t n = 0, exits = 0, values = 0;
-	uint64_t prev_last_line = UINT64_MAX;
-	const unsigned bits = s->o.cache_sim ? s->I1.line_bits : 0;
+	uint32_t i = 0, j = n_fetch;
 
-	st->steps = malloc((blk->n_ops + 1) * sizeof(*st->steps));
-	st->steps_before_exit = malloc((blk->n_exits + 1) * sizeof(uint32_t));
-	if (st->steps == NULL || st->steps_before_exit == NULL)
-		return -1;
-	for (uint32_t k = 0; k < blk->n_ops; k++) {
-		const struct cgt_op *op = &blk->ops[k];
-		const struct cgt_insn *in = &blk->insns[op->insn];
-		struct step step = { 0, 0, (uint16_t)values, k, in->addr };
-		values += cgt_op_has_value(op->kind);
-		switch (op->kind) {
-		case CGT_OP_INSN: {
-			if (!s->o.cache_sim)
-				continue;
-			uint64_t first = in->addr >> bits, last = (in->addr + in->len - 1) >> bits;
-			int same = first == last && first == prev_last_line;
-			prev_last_line = last;
-			if (same)
-				continue;
-			step.kind = STEP_FETCH;
-			step.size = (uint8_t)in->len;
-			break;
-		}
-		case CGT_OP_READ:
-		case CGT_OP_WRITE:
-		case CGT_OP_MODIFY:
-			if (!s->o.cache_sim)
-				continue;
-			step.kind = STEP_DATA;
-			step.size = (uint8_t)access_size(s, op->size);
-			break;
-		case CGT_OP_READ_GUARDED:
-		case CGT_OP_WRITE_GUARDED:
-			step.kind = STEP_GUARDED;
-			step.size = (uint8_t)access_size(s, op->size);
-			break;
-		case CGT_OP_COND:
-		case CGT_OP_COND_INV:
-			st->steps_before_exit[++exits] = n + (uint32_t)s->o.branch_sim;
-			if (!s->o.branch_sim)
-				continue;
-			step.kind = STEP_COND;
-			step.size = op->kind == CGT_OP_COND_INV;
-			break;
-		case CGT_OP_EXIT:
-			st->steps_before_exit[++exits] = n;
-			continue;
-		case CGT_OP_INDIRECT:
-			if (!s->o.branch_sim)
-				continue;
-			step.kind = STEP_INDIRECT;
-			break;
-		default:
+	while (i < n_fetch || j < n) {
+		const struct l1_miss *next = j == n || (i < n_fetch && m[i].op < m[j].op) ? &m[i++] : &m[j++];
+		uint64_t *row = bp->op_counts[next->op];
+		row[OP_MISS1] += !next->unknown;
+		if (LL != NULL) {
+			row[OP_MISSLL] += (uint64_t)cache_ref_is_miss(LL, next->addr, next->size);
 			continue;
 		}
-		st->steps[n++] = step;
+		struct ll_ref ref = { next->addr, row, { next->events[0], next->events[1] }, next->size,
+				      next->cache, next->unknown };
+		if (PUSH(seg->ll, ref) < 0)
+			return -1;
 	}
-	st->steps_before_exit[0] = n;
 	return 0;
 }
 
-static struct block_state *state_of(struct cgt_sim *s, const struct cgt_block *blk)
+/* Simulates a batch of the segment.  LL: as for settle_misses. */
+static int run_batch(struct worker *w, struct segment *seg, struct cache_model *LL,
+		     const struct cgt_batch *b)
 {
-	if (blk->id >= s->n_blocks) {
-		uint32_t n = s->n_blocks ? s->n_blocks : 1024;
-		while (n <= blk->id)
-			n *= 2;
-		struct block_state *b = realloc(s->blocks, n * sizeof(*b));
-		if (b == NULL)
-			return NULL;
-		memset(b + s->n_blocks, 0, (n - s->n_blocks) * sizeof(*b));
-		s->blocks = b;
-		s->n_blocks = n;
-	}
-	struct block_state *st = &s->blocks[blk->id];
-	if (st->exit_counts == NULL) {
-		st->exit_counts = calloc(blk->n_exits + 1 + 3 * (size_t)blk->n_ops, sizeof(uint64_t));
-		if (st->exit_counts == NULL)
-			return NULL;
-		st->op_counts = (uint64_t(*)[3])(st->exit_counts + blk->n_exits + 1);
-		if (compile(s, blk, st) < 0)
-			return NULL;
-	}
-	return st;
-}
-
-/* The hot loop keeps the models' parameters in locals: through pointers
-   into *s the compiler would reload them after every counter update. */
-struct models {
-	struct cache_model I1, D1, LL;
-	uint64_t last_fetch_line;	/* MRU line of the last instruction fetch */
-	uint64_t last_data_line;	/* likewise for data references */
-};
-
-/* An instruction fetch.  A fetch from the line the previous fetch touched
-   last is a hit that changes nothing (that line is its set's MRU, and only
-   fetches touch I1), so it is not looked up. */
-static inline __attribute__((always_inline)) int fetch_misses(struct models *m, uint64_t addr,
-							      uint32_t len, int *ll_miss)
-{
-	uint64_t first = addr >> m->I1.line_bits, last = (addr + len - 1) >> m->I1.line_bits;
-
-	if (first == last && first == m->last_fetch_line)
-		return 0;
-	m->last_fetch_line = last;
-	if (!cache_ref_is_miss(&m->I1, addr, len))
-		return 0;
-	*ll_miss = cache_ref_is_miss(&m->LL, addr, len);
-	return 1;
-}
-
-/* A data reference; the same shortcut as for fetches: only data
-   references touch D1. */
-static inline __attribute__((always_inline)) int data_misses(struct models *m, uint64_t addr,
-							     uint32_t size, int *ll_miss)
-{
-	uint64_t first = addr >> m->D1.line_bits, last = (addr + size - 1) >> m->D1.line_bits;
-
-	if (first == last && first == m->last_data_line)
-		return 0;
-	m->last_data_line = last;
-	if (!cache_ref_is_miss(&m->D1, addr, size))
-		return 0;
-	*ll_miss = cache_ref_is_miss(&m->LL, addr, size);
-	return 1;
-}
-
-int cgt_sim_run(struct cgt_sim *s, const struct cgt_batch *b, struct cgt_error *e)
-{
-	const int cache_sim = s->o.cache_sim;
-	struct models m = { s->I1, s->D1, s->LL, s->last_fetch_line, s->last_data_line };
+	/* The models' parameters in locals: through pointers into *seg the
+	   compiler would reload them after every counter update. */
+	struct cache_model I1 = seg->I1, D1 = seg->D1;
+	struct branch_model *branches = &seg->branches;
+	const int cache_sim = w->s->o.cache_sim;
+	int rc = 0;
 
 	for (size_t i = 0; i < b->n; i++) {
 		const struct cgt_exec *x = &b->execs[i];
-		const struct cgt_block *blk = x->block;
-		struct block_state *st = blk->id < s->n_blocks ? &s->blocks[blk->id] : NULL;
-		if (st == NULL || st->steps == NULL) {
-			st = state_of(s, blk);
-			if (st == NULL)
-				return cgt_fail(e, cgt_err_nomem, "out of memory");
+		const uint32_t id = x->block_id;
+		struct block_program *bp = id < w->n_programs ? w->programs[id] : NULL;
+		if (__builtin_expect(bp == NULL, 0)) {
+			bp = first_run(w, x->block);
+			if (bp == NULL) {
+				rc = -1;
+				break;
+			}
 		}
-		st->exit_counts[x->exit]++;
-		const struct step *step = st->steps, *end = step + st->steps_before_exit[x->exit];
+		struct l1_miss *misses = w->misses;
+		const struct prefix_plan *plan = &bp->prefixes[x->exit];
 		const uint64_t *v = x->values;
-		int miss, ll_miss;
-		/* Threaded dispatch: each step kind jumps to the next step's code
-		   on its own, which the host's branch predictor learns far
-		   better than one shared switch. */
-		static const void *const code[] = { &&fetch, &&data, &&guarded, &&cond, &&indirect };
-#define NEXT()                                                                                     \
-	do {                                                                                       \
-		if (__builtin_expect(miss, 0)) {                                                   \
-			st->op_counts[step->op][OP_MISS1]++;                                       \
-			st->op_counts[step->op][OP_MISSLL] += (uint64_t)ll_miss;                   \
-		}                                                                                  \
-		if (++step == end)                                                                 \
-			goto done;                                                                 \
-		miss = ll_miss = 0;                                                                \
-		goto *code[step->kind];                                                            \
-	} while (0)
+		uint32_t n_miss = 0, events[2];
+		enum ref_outcome r;
 
-		if (step == end)
-			continue;
-		miss = ll_miss = 0;
-		goto *code[step->kind];
-fetch:
-		miss = fetch_misses(&m, step->addr, step->size, &ll_miss);
-		NEXT();
-data:
-		miss = data_misses(&m, v[step->value], step->size, &ll_miss);
-		NEXT();
-guarded:
-		if (v[step->value] != CGT_NO_ACCESS) {
-			st->op_counts[step->op][OP_DONE]++;
-			if (cache_sim)
-				miss = data_misses(&m, v[step->value], step->size, &ll_miss);
+		bp->exit_counts[x->exit]++;
+		for (uint32_t f = 0; f < plan->n_fetches; f++) {
+			const struct fetch_step *fs = &bp->fetches[f];
+			r = cache_ref(&I1, fs->addr, fs->len, events);
+			if (__builtin_expect(r != REF_HIT, 0))
+				misses[n_miss++] = (struct l1_miss){ fs->addr, fs->op, (uint8_t)fs->len, I1_CACHE,
+								     r == REF_UNKNOWN, { events[0], events[1] } };
 		}
-		NEXT();
-cond:
-		/* cgt_exec_branch_taken, with the inversion from the step */
-		miss = cond_branch_is_mispredict(&s->branches, step->addr,
-						 (step + 1 == end && x->exit != 0) ^ step->size);
-		NEXT();
-indirect:
-		miss = indirect_branch_is_mispredict(&s->branches, step->addr, v[step->value]);
-		NEXT();
-done:;
-#undef NEXT
+		const uint32_t n_fetch_misses = n_miss;
+		if (__builtin_expect(bp->n_guarded == 0, 1)) {
+			for (uint32_t j = 0; j < plan->n_data; j++) {
+				r = cache_ref(&D1, v[j], bp->data_sizes[j], events);
+				if (__builtin_expect(r != REF_HIT, 0))
+					misses[n_miss++] = (struct l1_miss){ v[j], bp->data_ops[j],
+									     bp->data_sizes[j], D1_CACHE,
+									     r == REF_UNKNOWN,
+									     { events[0], events[1] } };
+			}
+		} else {
+			for (uint32_t j = 0; j < plan->n_data; j++) {
+				if (v[j] == CGT_NO_ACCESS)
+					continue;
+				if (bp->data_guarded[j])
+					bp->op_counts[bp->data_ops[j]][OP_DONE]++;
+				if (!cache_sim)
+					continue;
+				r = cache_ref(&D1, v[j], bp->data_sizes[j], events);
+				if (r != REF_HIT)
+					misses[n_miss++] = (struct l1_miss){ v[j], bp->data_ops[j],
+									     bp->data_sizes[j], D1_CACHE,
+									     r == REF_UNKNOWN,
+									     { events[0], events[1] } };
+			}
+		}
+		if (__builtin_expect(n_miss != 0, 0) &&
+		    settle_misses(seg, LL, bp, misses, n_fetch_misses, n_miss) < 0) {
+			rc = -1;
+			break;
+		}
+
+		for (uint32_t c = 0, n = plan->n_conds; c < n; c++) {
+			const struct cond_step *cs = &bp->conds[c];
+			/* exits before the last one were not taken */
+			int taken = (int)cs->inverted ^ (plan->exit_is_last_cond & (c + 1 == n));
+			uint32_t counter;
+			uint8_t state;
+			enum branch_outcome o = cond_branch(branches, cs->pc, taken, &counter, &state);
+			if (o == BRANCH_MISPREDICTED) {
+				bp->op_counts[cs->op][OP_MISS1]++;
+			} else if (__builtin_expect(o == BRANCH_UNKNOWN, 0)) {
+				struct cond_unknown u = { bp->op_counts[cs->op], counter, state, (uint8_t)taken };
+				if (PUSH(seg->conds, u) < 0) {
+					rc = -1;
+					break;
+				}
+			}
+		}
+		if (plan->indirect) {
+			uint32_t slot;
+			uint64_t target = v[bp->indirect_value];
+			enum branch_outcome o = indirect_branch(branches, bp->indirect_pc, target, &slot);
+			if (o == BRANCH_MISPREDICTED) {
+				bp->op_counts[bp->indirect_op][OP_MISS1]++;
+			} else if (__builtin_expect(o == BRANCH_UNKNOWN, 0)) {
+				struct target_unknown u = { bp->op_counts[bp->indirect_op], target, slot };
+				if (PUSH(seg->targets, u) < 0)
+					rc = -1;
+			}
+		}
+		if (rc < 0)
+			break;
 	}
-	s->last_fetch_line = m.last_fetch_line;
-	s->last_data_line = m.last_data_line;
+	seg->I1 = I1;
+	seg->D1 = D1;
+	return rc;
+}
+
+/* ---- The join ---------------------------------------------------------- */
+
+static void copy_state(struct cache_model *to, const struct cache_model *from)
+{
+	memcpy(to->tags, from->tags, cache_model_lines(from) * sizeof(*to->tags));
+}
+
+/* Takes seg, the next segment in order, into the exact state. */
+static int join(struct cgt_sim *s, struct segment *seg)
+{
+	if (seg->exact) {
+		if (s->o.cache_sim) {
+			copy_state(&s->I1, &seg->I1);
+			copy_state(&s->D1, &seg->D1);
+		}
+		s->branches = seg->branches;
+		return 0;
+	}
+	if (s->o.cache_sim) {
+		if (cache_settle(&seg->I1, s->I1.tags, s->missed[I1_CACHE]) < 0 ||
+		    cache_settle(&seg->D1, s->D1.tags, s->missed[D1_CACHE]) < 0)
+			return -1;
+		for (size_t k = 0; k < seg->ll.n; k++) {
+			const struct ll_ref *ref = &seg->ll.v[k];
+			if (ref->unknown) {
+				const uint8_t *missed = s->missed[ref->cache];
+				int miss = (ref->events[0] != CACHE_NO_EVENT && missed[ref->events[0]]) ||
+					   (ref->events[1] != CACHE_NO_EVENT && missed[ref->events[1]]);
+				if (!miss)
+					continue;
+				ref->row[OP_SETTLED]++;
+			}
+			ref->row[OP_MISSLL] += (uint64_t)cache_ref_is_miss(&s->LL, ref->addr, ref->size);
+		}
+		copy_state(&s->I1, &seg->I1);
+		copy_state(&s->D1, &seg->D1);
+	}
+	for (size_t k = 0; k < seg->conds.n; k++) {
+		const struct cond_unknown *u = &seg->conds.v[k];
+		u->row[OP_SETTLED] += (uint64_t)branch_settle_cond(&s->branches, u->counter, u->state, u->taken);
+	}
+	for (size_t k = 0; k < seg->targets.n; k++) {
+		const struct target_unknown *u = &seg->targets.v[k];
+		u->row[OP_SETTLED] += (uint64_t)branch_settle_indirect(&s->branches, u->slot, u->target);
+	}
+	branch_settle(&seg->branches, &s->branches);
+	s->branches = seg->branches;
+	return 0;
+}
+
+/* Joins every ready segment in order, unless another thread is at it.
+   Called with the lock held. */
+static void join_ready(struct cgt_sim *s)
+{
+	if (s->joining)
+		return;
+	s->joining = 1;
+	for (;;) {
+		struct segment *seg = s->window[s->next_join % s->window_size];
+		if (seg == NULL || !seg->ready || seg->index != s->next_join || s->failed)
+			break;
+		pthread_mutex_unlock(&s->lock);
+		int rc = join(s, seg);
+		pthread_mutex_lock(&s->lock);
+		if (rc < 0 && !s->failed) {
+			s->failed = 1;
+			s->failed_index = seg->index;
+			cgt_fail(&s->error, cgt_err_nomem, "out of memory");
+		}
+		s->insns_joined += seg->insns;
+		s->window[s->next_join % s->window_size] = NULL;
+		s->spare[s->n_spare++] = seg;
+		s->next_join++;
+		s->in_flight--;
+		pthread_cond_broadcast(&s->cond);
+	}
+	s->joining = 0;
+}
+
+/* ---- Workers ------------------------------------------------------------ */
+
+static void segment_free(struct segment *seg)
+{
+	if (seg == NULL)
+		return;
+	cache_model_free(&seg->I1);
+	cache_model_free(&seg->D1);
+	free(seg->ll.v);
+	free(seg->conds.v);
+	free(seg->targets.v);
+	free(seg);
+}
+
+/* A segment to simulate, from the spare ones or new.  Lock held. */
+static struct segment *segment_get(struct cgt_sim *s)
+{
+	if (s->n_spare > 0)
+		return s->spare[--s->n_spare];
+	struct segment *seg = calloc(1, sizeof(*seg));
+	if (seg != NULL && s->o.cache_sim && caches_init(&s->o, &seg->I1, &seg->D1) < 0) {
+		segment_free(seg);
+		return NULL;
+	}
+	return seg;
+}
+
+struct thread_args {
+	struct cgt_sim *s;
+	struct worker *w;
+	struct cgt_decoder *d;
+	const struct cgt_sim_progress *progress;
+};
+
+static void fail_at(struct cgt_sim *s, uint64_t index, const struct cgt_error *e)
+{
+	pthread_mutex_lock(&s->lock);
+	if (!s->failed || index < s->failed_index) {
+		s->failed = 1;
+		s->failed_index = index;
+		s->error = *e;
+	}
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Simulates the segment taken as seg (its index set). */
+static int simulate_segment(struct cgt_sim *s, struct worker *w, struct cgt_decode_worker *dw,
+			    const struct cgt_segment_info *info, struct segment *seg,
+			    const struct cgt_sim_progress *progress, struct cgt_error *e)
+{
+	struct cgt_batch b;
+	int rc;
+
+	seg->ll.n = seg->conds.n = seg->targets.n = 0;
+	seg->insns = 0;
+	/* All before it joined: start from the exact state, LL included. */
+	pthread_mutex_lock(&s->lock);
+	seg->exact = s->next_join == info->index;
+	pthread_mutex_unlock(&s->lock);
+	if (seg->exact) {
+		if (s->o.cache_sim) {
+			copy_state(&seg->I1, &s->I1);
+			copy_state(&seg->D1, &s->D1);
+			seg->I1.n_unknowns = seg->D1.n_unknowns = 0;
+		}
+		seg->branches = s->branches;
+		seg->branches.history = info->cond_history;
+	} else {
+		if (s->o.cache_sim) {
+			cache_model_forget(&seg->I1);
+			cache_model_forget(&seg->D1);
+		}
+		branch_model_init(&seg->branches, 0, info->cond_history);
+	}
+	struct cache_model *LL = seg->exact && s->o.cache_sim ? &s->LL : NULL;
+	while ((rc = cgt_decode_worker_next(dw, &b, e)) > 0) {
+		if (run_batch(w, seg, LL, &b) < 0)
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+		if (progress != NULL)
+			for (size_t i = 0; i < b.n; i++)
+				seg->insns += b.execs[i].block->prefix_counts[b.execs[i].exit].insns;
+		if (__atomic_load_n(&s->failed, __ATOMIC_RELAXED))
+			return 0;	/* an earlier segment failed: this one does not count */
+	}
+	return rc;
+}
+
+static void *worker_main(void *arg)
+{
+	struct thread_args *a = arg;
+	struct cgt_sim *s = a->s;
+	struct cgt_decode_worker *dw = NULL;
+	struct cgt_segment_info info;
+	struct cgt_error e;
+
+	if (cgt_decode_worker_open(a->d, &dw, &e) < 0) {
+		fail_at(s, 0, &e);
+		return NULL;
+	}
+	for (;;) {
+		/* Keep within the window: memory stays bounded. */
+		pthread_mutex_lock(&s->lock);
+		while (!s->failed && s->in_flight == s->window_size)
+			pthread_cond_wait(&s->cond, &s->lock);
+		int stop = s->failed;
+		s->in_flight++;
+		pthread_mutex_unlock(&s->lock);
+		if (stop)
+			break;
+
+		info.index = UINT64_MAX;
+		int rc = cgt_decode_worker_take(dw, &info, &e);
+		if (rc <= 0) {
+			if (rc < 0)
+				fail_at(s, info.index, &e);
+			pthread_mutex_lock(&s->lock);
+			s->in_flight--;
+			pthread_cond_broadcast(&s->cond);
+			pthread_mutex_unlock(&s->lock);
+			break;
+		}
+		pthread_mutex_lock(&s->lock);
+		struct segment *seg = segment_get(s);
+		pthread_mutex_unlock(&s->lock);
+		if (seg == NULL) {
+			cgt_fail(&e, cgt_err_nomem, "out of memory");
+			fail_at(s, info.index, &e);
+			break;
+		}
+		seg->index = info.index;
+		seg->ready = 0;
+		pthread_mutex_lock(&s->lock);
+		s->window[info.index % s->window_size] = seg;
+		pthread_mutex_unlock(&s->lock);
+
+		rc = simulate_segment(s, a->w, dw, &info, seg, a->progress, &e);
+		if (rc < 0) {
+			fail_at(s, info.index, &e);
+			break;
+		}
+		pthread_mutex_lock(&s->lock);
+		seg->ready = 1;
+		join_ready(s);
+		if (a->progress != NULL)
+			a->progress->update(a->progress->arg, cgt_decoder_file_offset(a->d),
+					    cgt_decoder_file_size(a->d), s->insns_joined);
+		pthread_mutex_unlock(&s->lock);
+	}
+	cgt_decode_worker_close(dw);
+	return NULL;
+}
+
+int cgt_sim_trace(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
+		  const struct cgt_sim_progress *progress, struct cgt_error *e)
+{
+	pthread_t ids[MAX_WORKERS];
+	struct thread_args args[MAX_WORKERS];
+	unsigned started = 0;
+
+	if (threads < 1)
+		threads = 1;
+	if (threads > MAX_WORKERS)
+		threads = MAX_WORKERS;
+	s->window_size = 2 * threads + 2;
+	s->window = calloc(s->window_size, sizeof(*s->window));
+	s->spare = calloc(s->window_size + threads, sizeof(*s->spare));
+	if (s->window == NULL || s->spare == NULL)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	for (unsigned t = 0; t < threads; t++) {
+		struct worker *w = &s->workers[s->n_workers++];
+		w->s = s;
+		args[t] = (struct thread_args){ s, w, d, progress };
+		/* The first worker runs on the calling thread. */
+		if (t > 0 && pthread_create(&ids[t], NULL, worker_main, &args[t]) != 0)
+			break;
+		started = t + 1;
+	}
+	worker_main(&args[0]);
+	for (unsigned t = 1; t < started; t++)
+		pthread_join(ids[t], NULL);
+
+	for (unsigned k = 0; k < s->window_size; k++)
+		segment_free(s->window[k]);
+	for (unsigned k = 0; k < s->n_spare; k++)
+		segment_free(s->spare[k]);
+	free(s->window);
+	free(s->spare);
+	s->window = s->spare = NULL;
+	s->n_spare = 0;
+	if (s->failed) {
+		*e = s->error;
+		return -e->status;
+	}
 	return 0;
 }
 
 void cgt_sim_block_counts(const struct cgt_sim *s, const struct cgt_block *blk, uint64_t *rows)
 {
 	memset(rows, 0, (size_t)blk->n_insns * CGT_N_EVENTS * sizeof(*rows));
-	if (blk->id >= s->n_blocks || s->blocks[blk->id].exit_counts == NULL)
-		return;
-	const struct block_state *st = &s->blocks[blk->id];
+	for (unsigned wi = 0; wi < s->n_workers; wi++) {
+		const struct worker *w = &s->workers[wi];
+		if (blk->id >= w->n_programs || w->programs[blk->id] == NULL)
+			continue;
+		const struct block_program *st = w->programs[blk->id];
 
-	/* Executions: every op of a prefix counts once per execution of it. */
-	for (uint32_t exit = 0; exit <= blk->n_exits; exit++) {
-		uint64_t n = st->exit_counts[exit];
-		uint32_t cut = exit ? blk->exit_ops[exit - 1] + 1 : blk->n_ops;
-		for (uint32_t k = 0; k < cut && n; k++) {
-			uint64_t *row = rows + (size_t)blk->ops[k].insn * CGT_N_EVENTS;
-			switch (blk->ops[k].kind) {
-			case CGT_OP_INSN: row[CGT_Ir] += n; break;
-			case CGT_OP_READ:
-			case CGT_OP_MODIFY: row[CGT_Dr] += n; break;
-			case CGT_OP_WRITE: row[CGT_Dw] += n; break;
-			case CGT_OP_COND:
-			case CGT_OP_COND_INV: row[CGT_Bc] += n; break;
-			case CGT_OP_INDIRECT: row[CGT_Bi] += n; break;
-			default: break;
+		/* Executions: every op of a prefix counts once per execution of it. */
+		for (uint32_t exit = 0; exit <= blk->n_exits; exit++) {
+			uint64_t n = st->exit_counts[exit];
+			uint32_t cut = exit ? blk->exit_ops[exit - 1] + 1 : blk->n_ops;
+			for (uint32_t k = 0; k < cut && n; k++) {
+				uint64_t *row = rows + (size_t)blk->ops[k].insn * CGT_N_EVENTS;
+				switch (blk->ops[k].kind) {
+				case CGT_OP_INSN: row[CGT_Ir] += n; break;
+				case CGT_OP_READ:
+				case CGT_OP_MODIFY: row[CGT_Dr] += n; break;
+				case CGT_OP_WRITE: row[CGT_Dw] += n; break;
+				case CGT_OP_COND:
+				case CGT_OP_COND_INV: row[CGT_Bc] += n; break;
+				case CGT_OP_INDIRECT: row[CGT_Bi] += n; break;
+				default: break;
+				}
 			}
 		}
-	}
-	/* Per-op counters: misses, mispredicts, guarded accesses made. */
-	for (uint32_t k = 0; k < blk->n_ops; k++) {
-		const uint64_t *c = st->op_counts[k];
-		uint64_t *row = rows + (size_t)blk->ops[k].insn * CGT_N_EVENTS;
-		switch (blk->ops[k].kind) {
-		case CGT_OP_INSN:
-			row[CGT_I1mr] += c[OP_MISS1];
-			row[CGT_ILmr] += c[OP_MISSLL];
-			break;
-		case CGT_OP_READ_GUARDED:
-			row[CGT_Dr] += c[OP_DONE];
-			/* fall through */
-		case CGT_OP_READ:
-		case CGT_OP_MODIFY:
-			row[CGT_D1mr] += c[OP_MISS1];
-			row[CGT_DLmr] += c[OP_MISSLL];
-			break;
-		case CGT_OP_WRITE_GUARDED:
-			row[CGT_Dw] += c[OP_DONE];
-			/* fall through */
-		case CGT_OP_WRITE:
-			row[CGT_D1mw] += c[OP_MISS1];
-			row[CGT_DLmw] += c[OP_MISSLL];
-			break;
-		case CGT_OP_COND:
-		case CGT_OP_COND_INV:
-			row[CGT_Bcm] += c[OP_MISS1];
-			break;
-		case CGT_OP_INDIRECT:
-			row[CGT_Bim] += c[OP_MISS1];
-			break;
-		default:
-			break;
+		/* Per-op counters: misses, mispredicts, guarded accesses made. */
+		for (uint32_t k = 0; k < blk->n_ops; k++) {
+			const uint64_t *c = st->op_counts[k];
+			uint64_t *row = rows + (size_t)blk->ops[k].insn * CGT_N_EVENTS;
+			uint64_t first = c[OP_MISS1] + c[OP_SETTLED];
+			switch (blk->ops[k].kind) {
+			case CGT_OP_INSN:
+				row[CGT_I1mr] += first;
+				row[CGT_ILmr] += c[OP_MISSLL];
+				break;
+			case CGT_OP_READ_GUARDED:
+				row[CGT_Dr] += c[OP_DONE];
+				/* fall through */
+			case CGT_OP_READ:
+			case CGT_OP_MODIFY:
+				row[CGT_D1mr] += first;
+				row[CGT_DLmr] += c[OP_MISSLL];
+				break;
+			case CGT_OP_WRITE_GUARDED:
+				row[CGT_Dw] += c[OP_DONE];
+				/* fall through */
+			case CGT_OP_WRITE:
+				row[CGT_D1mw] += first;
+				row[CGT_DLmw] += c[OP_MISSLL];
+				break;
+			case CGT_OP_COND:
+			case CGT_OP_COND_INV:
+				row[CGT_Bcm] += first;
+				break;
+			case CGT_OP_INDIRECT:
+				row[CGT_Bim] += first;
+				break;
+			default:
+				break;
+			}
 		}
 	}
 	if (!s->o.cache_sim)
@@ -367,11 +697,16 @@ void cgt_sim_close(struct cgt_sim *s)
 	cache_model_free(&s->I1);
 	cache_model_free(&s->D1);
 	cache_model_free(&s->LL);
-	for (uint32_t i = 0; i < s->n_blocks; i++) {
-		free(s->blocks[i].exit_counts);
-		free(s->blocks[i].steps);
-		free(s->blocks[i].steps_before_exit);
+	free(s->missed[I1_CACHE]);
+	free(s->missed[D1_CACHE]);
+	for (unsigned wi = 0; wi < s->n_workers; wi++) {
+		struct worker *w = &s->workers[wi];
+		for (uint32_t i = 0; i < w->n_programs; i++)
+			free(w->programs[i]);
+		free(w->programs);
+		free(w->misses);
 	}
-	free(s->blocks);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cond);
 	free(s);
 }

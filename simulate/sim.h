@@ -81,8 +81,17 @@ struct cgt_sim;
 int cgt_sim_open(struct cgt_sim **s, const struct cgt_sim_options *o, uint32_t max_access_size,
 		 struct cgt_error *e);
 
-/* Replays the executions of a batch, in order. */
-int cgt_sim_run(struct cgt_sim *s, const struct cgt_batch *b, struct cgt_error *e);
+/* Now and then, from some thread: how far the simulation got. */
+struct cgt_sim_progress {
+	void (*update)(void *arg, uint64_t bytes_done, uint64_t bytes_total, uint64_t insns);
+	void *arg;
+};
+
+/* Simulates every execution d decodes, on `threads` threads (the caller's
+   among them), each decoding and simulating segments of its own; the
+   counts are the same for any number.  progress: NULL, or whom to tell. */
+int cgt_sim_trace(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
+		  const struct cgt_sim_progress *progress, struct cgt_error *e);
 
 /* The counts of each instruction of blk: n_insns rows of CGT_N_EVENTS
    (zeros for a block that never ran under this simulator). */

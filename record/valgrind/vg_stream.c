@@ -316,7 +316,8 @@ done:
 		return nomem(c);
 	struct cgt_exec x = { .block = blk,
 			      .n_ops = exit_ord ? blk->exit_ops[exit_ord - 1] + 1 : blk->n_ops,
-			      .exit = exit_ord, .tid = c->tid, .block_id = blk->id, .values = values };
+			      .exit = exit_ord, .n_values = blk->values_in_prefix[exit_ord],
+			      .tid = c->tid, .block_id = blk->id, .values = values };
 	cgt_counts_add_exec(&c->res->counts, &x);
 	return 0;
 }

@@ -32,6 +32,19 @@ for p in loops ptrchase recursion interp strings straddle avx2; do
 done
 compare "sort" sort -n --parallel=1 -o sorted.txt numbers.txt
 
+# The sort trace has some 20 segments (formats/TRACE-FORMAT.md), simulated
+# in parallel from unknown states and joined: any number of threads gives
+# Cachegrind's file, the segments joined in whatever order they finish.
+segments=$(grep -a -o CGTSEGMT rec.zst | wc -l)
+check "sort: its trace has many segments ($segments)" test "$segments" -ge 10
+for i in 0 1; do
+	CG_OPTS="--cache-sim=yes --branch-sim=yes ${configs[$i]}" cachegrind cg.out sort -n --parallel=1 -o sorted.txt numbers.txt
+	for threads in 1 3 8; do
+		"$CGTRACE" simulate -q --threads=$threads --branch-sim=yes ${configs[$i]} -o ct.out rec.zst
+		check "sort, ${names[$i]}, $threads threads: Cachegrind's file, byte for byte" cmp -s cg.out ct.out
+	done
+done
+
 # Threads: each count within the spread of five Cachegrind runs (plus
 # 0.5% and 4), Valgrind's thread scheduling varying from run to run: eight
 # runs of this program span 0.2% in D1mw and 0.4% in Bcm, and a few runs

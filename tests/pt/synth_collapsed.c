@@ -159,7 +159,8 @@ void collapsed_insn(struct collapsed *c, const struct insn_exec *x)
 	if (cgt_events_encode(&c->events, &c->table, blk, exit_ord, values) < 0)
 		fail(c);
 	struct cgt_exec e = { .block = blk, .n_ops = exit_ord ? blk->exit_ops[0] + 1 : blk->n_ops,
-			      .exit = exit_ord, .tid = x->tid, .block_id = blk->id, .values = values };
+			      .exit = exit_ord, .n_values = blk->values_in_prefix[exit_ord],
+			      .tid = x->tid, .block_id = blk->id, .values = values };
 	cgt_counts_add_exec(&c->counts, &e);
 	if (x->tid > c->max_tid)
 		c->max_tid = x->tid;

@@ -1,0 +1,101 @@
+/*
+ * Compiling a block for the simulator (block_program.h).
+ */
+#include <stdlib.h>
+
+#include "block_program.h"
+
+/* Carves n bytes, aligned to 8, out of *p. */
+static void *carve(char **p, size_t n)
+{
+	void *at = *p;
+	*p += (n + 7) & ~(size_t)7;
+	return at;
+}
+
+struct block_program *block_program_compile(const struct cgt_block *blk,
+					    const struct block_program_options *o)
+{
+	const uint32_t n_ops = blk->n_ops, n_exits = blk->n_exits, n_values = blk->n_values;
+	size_t size = sizeof(struct block_program) + 8 * 10 +
+		      (n_exits + 1) * sizeof(struct prefix_plan) +
+		      blk->n_insns * sizeof(struct fetch_step) + n_values * (2 + sizeof(uint32_t)) +
+		      n_exits * sizeof(struct cond_step) + (n_exits + 1) * sizeof(uint64_t) +
+		      n_ops * sizeof(uint64_t[OP_COUNTERS]);
+	char *p = calloc(1, size);
+	if (p == NULL)
+		return NULL;
+	struct block_program *bp = carve(&p, sizeof(*bp));
+	bp->n_exits = n_exits;
+	bp->n_ops = n_ops;
+	bp->n_guarded = blk->n_guarded;
+	bp->prefixes = carve(&p, (n_exits + 1) * sizeof(*bp->prefixes));
+	bp->fetches = carve(&p, blk->n_insns * sizeof(*bp->fetches));
+	bp->data_sizes = carve(&p, n_values);
+	bp->data_guarded = carve(&p, n_values);
+	bp->data_ops = carve(&p, n_values * sizeof(uint32_t));
+	bp->conds = carve(&p, n_exits * sizeof(*bp->conds));
+	bp->exit_counts = carve(&p, (n_exits + 1) * sizeof(uint64_t));
+	bp->op_counts = carve(&p, n_ops * sizeof(uint64_t[OP_COUNTERS]));
+
+	const int keep_data = o->cache_sim || blk->n_guarded;
+	uint32_t fetches = 0, data = 0, conds = 0, exits = 0, values = 0;
+	uint64_t prev_last_line = UINT64_MAX;
+	for (uint32_t k = 0; k < n_ops; k++) {
+		const struct cgt_op *op = &blk->ops[k];
+		const struct cgt_insn *in = &blk->insns[op->insn];
+		switch (op->kind) {
+		case CGT_OP_INSN: {
+			uint64_t first = in->addr >> o->fetch_line_bits;
+			uint64_t last = (in->addr + in->len - 1) >> o->fetch_line_bits;
+			int same = first == last && first == prev_last_line;
+			prev_last_line = last;
+			if (o->cache_sim && !same)
+				bp->fetches[fetches++] = (struct fetch_step){ in->addr, in->len, k };
+			break;
+		}
+		case CGT_OP_READ:
+		case CGT_OP_WRITE:
+		case CGT_OP_MODIFY:
+		case CGT_OP_READ_GUARDED:
+		case CGT_OP_WRITE_GUARDED: {
+			/* Cachegrind clamps large accesses (fxsave, xsave) to its
+			   smallest line size and passes sizes as 8-bit values. */
+			uint32_t size = op->size > o->min_line ? o->min_line : op->size;
+			if (keep_data) {
+				bp->data_sizes[data] = (uint8_t)size;
+				bp->data_guarded[data] = op->kind >= CGT_OP_READ_GUARDED;
+				bp->data_ops[data++] = k;
+			}
+			values++;
+			break;
+		}
+		case CGT_OP_COND:
+		case CGT_OP_COND_INV:
+			if (o->branch_sim)
+				bp->conds[conds++] = (struct cond_step){ in->addr, k, op->kind == CGT_OP_COND_INV };
+			/* fall through */
+		case CGT_OP_EXIT: {
+			struct prefix_plan *plan = &bp->prefixes[++exits];
+			*plan = (struct prefix_plan){ fetches, data, conds, 0, 0 };
+			plan->exit_is_last_cond = o->branch_sim && op->kind != CGT_OP_EXIT;
+			break;
+		}
+		case CGT_OP_INDIRECT:
+			if (o->branch_sim) {
+				bp->prefixes[0].indirect = 1;
+				bp->indirect_pc = in->addr;
+				bp->indirect_op = k;
+				bp->indirect_value = values;
+			}
+			values++;
+			break;
+		}
+	}
+	struct prefix_plan *whole = &bp->prefixes[0];
+	whole->n_fetches = fetches;
+	whole->n_data = data;
+	whole->n_conds = conds;
+	bp->max_refs = fetches + data;
+	return bp;
+}

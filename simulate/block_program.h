@@ -1,0 +1,79 @@
+/*
+ * A block compiled for the simulator: for each executed prefix (one per
+ * exit), how many of the block's instruction fetches, data references and
+ * conditional branches it holds, so that an execution is simulated with
+ * three short loops over flat arrays and no decision per op.
+ *
+ * Only what can change simulated state is kept.  An instruction that lies
+ * within the line the previous instruction of the block ended in is left
+ * out: its fetch is a hit on that set's most recently used line (only
+ * fetches touch I1).  Exits are left out, and branches when branch
+ * simulation is off, and fetches and data references when cache
+ * simulation is off (but guarded references stay: Dr and Dw count those
+ * whose guard held).
+ *
+ * Internal to simulate/.
+ */
+#ifndef CGTRACE_BLOCK_PROGRAM_H
+#define CGTRACE_BLOCK_PROGRAM_H
+
+#include <stdint.h>
+
+#include "trace.h"
+
+/* Per-op counters, beside the per-exit execution counts.  Misses and
+   mispredicts settled by the join (sim.c) have a column of their own, so
+   that no counter is written by two threads. */
+enum { OP_DONE, OP_MISS1, OP_MISSLL, OP_SETTLED, OP_COUNTERS };
+
+struct fetch_step {
+	uint64_t addr;
+	uint32_t len;
+	uint32_t op;		/* index of the INSN op: its counters */
+};
+
+struct cond_step {
+	uint64_t pc;
+	uint32_t op;
+	uint32_t inverted;	/* COND_INV: taken when the exit is not */
+};
+
+struct prefix_plan {
+	uint32_t n_fetches;	/* fetches[0 .. n_fetches) */
+	uint32_t n_data;	/* data references: values[0 .. n_data) */
+	uint32_t n_conds;	/* conds[0 .. n_conds) */
+	/* The execution left by the last of those conditional branches
+	   (its exit was taken). */
+	uint8_t exit_is_last_cond;
+	uint8_t indirect;	/* values[n_values - 1] is the indirect target */
+};
+
+struct block_program {
+	uint32_t n_exits, n_ops;
+	uint32_t n_guarded;	/* guarded references among the data (slow path) */
+	uint32_t max_refs;	/* fetches + data of the longest prefix */
+	struct prefix_plan *prefixes;	/* [n_exits + 1]: [0] ran to the end */
+	struct fetch_step *fetches;
+	uint8_t *data_sizes;	/* as Cachegrind passes them: clamped, 8 bits */
+	uint8_t *data_guarded;	/* only when n_guarded */
+	uint32_t *data_ops;
+	struct cond_step *conds;
+	uint64_t indirect_pc;
+	uint32_t indirect_op;
+	uint32_t indirect_value;	/* index of the target among the values */
+	uint64_t *exit_counts;		/* [n_exits + 1] */
+	uint64_t (*op_counts)[OP_COUNTERS];	/* [n_ops] */
+};
+
+struct block_program_options {
+	int cache_sim, branch_sim;
+	uint32_t fetch_line_bits;	/* I1's */
+	uint32_t min_line;		/* accesses are clamped to it */
+};
+
+/* One allocation, free()d with the returned pointer; NULL if out of
+   memory.  Counters start at zero. */
+struct block_program *block_program_compile(const struct cgt_block *blk,
+					    const struct block_program_options *o);
+
+#endif
