@@ -20,9 +20,9 @@
 #include "decode.h"
 
 /* A batch ends when either array is full: small enough to stay in the
-   host's caches between decoding and its consumer. */
-#define BATCH_EXECS 1024
-#define BATCH_VALUES 8192
+   host's level-1 cache between decoding and its consumer. */
+#define BATCH_EXECS 128
+#define BATCH_VALUES 1024
 
 struct cgt_decoder {
 	struct cgt_reader *reader;
@@ -236,12 +236,13 @@ static int prepare_frame(struct cgt_decode_worker *w, struct cgt_error *e)
 	d->next_commit++;
 	pthread_cond_broadcast(&d->cond);
 	pthread_mutex_unlock(&d->lock);
-	if (rc == 0 && w->values_cap < w->max_block_values) {
-		uint64_t *v = realloc(w->values, w->max_block_values * sizeof(*v));
+	/* Room for a batch of typical executions, whatever the largest. */
+	if (rc == 0 && w->values_cap < BATCH_VALUES + w->max_block_values) {
+		uint64_t *v = realloc(w->values, (BATCH_VALUES + w->max_block_values) * sizeof(*v));
 		if (v == NULL)
 			return cgt_fail(e, cgt_err_nomem, "out of memory");
 		w->values = v;
-		w->values_cap = w->max_block_values;
+		w->values_cap = BATCH_VALUES + w->max_block_values;
 	}
 	return rc;
 }

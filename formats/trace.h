@@ -207,6 +207,7 @@ struct cgt_block {
 	/* [0]: ran to the end; [k]: left by exit k (1-based) */
 	struct cgt_prefix_counts *prefix_counts;
 	uint32_t *values_in_prefix;	/* same indexing: value ops executed */
+	uint32_t *ops_in_prefix;	/* same indexing: ops executed */
 	/* same indexing: the outcomes of the prefix's conditional branches
 	   (the last 64), the last in bit 0 */
 	uint64_t *cond_outcomes;
@@ -542,9 +543,14 @@ int cgt_segment_decode(uint64_t *cond_history, const struct cgt_record *rec, str
    block's value ops.  Threads decoding different segments each have one. */
 struct cgt_events_state {
 	struct cgt_events_slot {
-		const struct cgt_block *blk;
 		uint64_t *last;		/* [blk->n_values]; valid in segment `segment` */
+		const struct cgt_block *blk;
 		uint32_t segment;
+		/* A small block without guarded values (most are): its counts
+		   by exit, at hand in 32 bytes. */
+		uint8_t small;
+		uint8_t n_exits;	/* when small */
+		uint8_t values_in_prefix[4], ops_in_prefix[4];
 	} *slots;			/* by block id */
 	uint32_t n_slots, cap_slots;	/* blocks this decoder may use */
 	uint32_t segment;		/* counts segments begun, from 1 */

@@ -88,7 +88,7 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 	size_t size = sizeof(*b) + (n_values + n_exits + 1) * sizeof(uint64_t) +
 		      n_insns * sizeof(struct cgt_insn) +
 		      (n_exits + 1) * sizeof(struct cgt_prefix_counts) +
-		      n_ops * sizeof(struct cgt_op) + (2 * n_exits + 1 + n_values) * sizeof(uint32_t) + 8;
+		      n_ops * sizeof(struct cgt_op) + (3 * n_exits + 2 + n_values) * sizeof(uint32_t) + 8;
 	b = calloc(1, size);
 	if (b == NULL)
 		return -cgt_err_nomem;
@@ -97,7 +97,8 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 	b->cond_outcomes = b->last_value + n_values;
 	b->value_ops = (uint32_t *)(b->cond_outcomes + n_exits + 1);
 	b->values_in_prefix = b->value_ops + n_values;
-	b->exit_ops = b->values_in_prefix + n_exits + 1;
+	b->ops_in_prefix = b->values_in_prefix + n_exits + 1;
+	b->exit_ops = b->ops_in_prefix + n_exits + 1;
 	b->insns = (struct cgt_insn *)(((uintptr_t)(b->exit_ops + n_exits) + 7) & ~(uintptr_t)7);
 	b->prefix_counts = (struct cgt_prefix_counts *)(b->insns + n_insns);
 	b->ops = (struct cgt_op *)(b->prefix_counts + n_exits + 1);
@@ -125,6 +126,7 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 			b->value_ops[b->n_values++] = k;
 		if (cgt_op_is_exit(ops[k].kind)) {
 			b->exit_ops[b->n_exits++] = k;
+			b->ops_in_prefix[b->n_exits] = k + 1;
 			b->prefix_counts[b->n_exits] = run;
 			b->values_in_prefix[b->n_exits] = b->n_values;
 			/* Left by this exit: a branch here was taken, unless inverted. */
@@ -136,6 +138,7 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 	b->cond_outcomes[0] = not_taken;
 	b->prefix_counts[0] = run;
 	b->values_in_prefix[0] = b->n_values;
+	b->ops_in_prefix[0] = n_ops;
 	b->id = t->n;
 	b->n_insns = n_insns;
 	b->n_ops = n_ops;

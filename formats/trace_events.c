@@ -13,11 +13,6 @@
 #include "trace.h"
 #include "varint.h"
 
-static uint32_t executed_ops(const struct cgt_block *blk, uint32_t exit_ord)
-{
-	return exit_ord ? blk->exit_ops[exit_ord - 1] + 1 : blk->n_ops;
-}
-
 static int is_guarded(unsigned kind)
 {
 	return kind == CGT_OP_READ_GUARDED || kind == CGT_OP_WRITE_GUARDED;
@@ -152,7 +147,15 @@ int cgt_events_state_sync(struct cgt_events_state *s, const struct cgt_block_tab
 		uint64_t *last = calloc(t->blocks[id]->n_values + 1, sizeof(uint64_t));
 		if (last == NULL)
 			return -cgt_err_nomem;
-		s->slots[id] = (struct cgt_events_slot){ t->blocks[id], last, 0 };
+		const struct cgt_block *blk = t->blocks[id];
+		struct cgt_events_slot *slot = &s->slots[id];
+		*slot = (struct cgt_events_slot){ last, blk, 0, 0, 0, { 0 }, { 0 } };
+		slot->small = blk->n_guarded == 0 && blk->n_exits <= 3 && blk->n_ops <= 255;
+		for (uint32_t k = 0; slot->small && k <= blk->n_exits; k++) {
+			slot->values_in_prefix[k] = (uint8_t)blk->values_in_prefix[k];
+			slot->ops_in_prefix[k] = (uint8_t)blk->ops_in_prefix[k];
+		}
+		slot->n_exits = slot->small ? (uint8_t)blk->n_exits : 0;
 		s->n_slots = id + 1;
 	}
 	return 0;
@@ -187,17 +190,23 @@ static inline __attribute__((always_inline)) int events_next(struct cgt_events_c
 	}
 	struct cgt_events_slot *slot = &s->slots[id];
 	const struct cgt_block *blk = slot->blk;
+	uint32_t n_values, n_ops;
 	exit_ord = head & 3;
-	if (exit_ord == 3) {
-		uint64_t more;
-		if (cgt_get_varint(&c->p, c->end, &more) < 0 || more > blk->n_exits)
-			return events_fail(c, start, "an exit number", e);
-		exit_ord += more;
+	if (__builtin_expect(slot->small && exit_ord <= slot->n_exits && exit_ord < 3, 1)) {
+		n_values = slot->values_in_prefix[exit_ord];
+		n_ops = slot->ops_in_prefix[exit_ord];
+	} else {
+		if (exit_ord == 3) {
+			uint64_t more;
+			if (cgt_get_varint(&c->p, c->end, &more) < 0 || more > blk->n_exits)
+				return events_fail(c, start, "an exit number", e);
+			exit_ord += more;
+		}
+		if (exit_ord > blk->n_exits)
+			return events_fail(c, start, "an exit number within the block's exits", e);
+		n_values = blk->values_in_prefix[exit_ord];
+		n_ops = blk->ops_in_prefix[exit_ord];
 	}
-	if (exit_ord > blk->n_exits)
-		return events_fail(c, start, "an exit number within the block's exits", e);
-	uint32_t cut = executed_ops(blk, (uint32_t)exit_ord);
-	uint32_t n_values = blk->values_in_prefix[exit_ord];
 	uint64_t *last = slot->last;
 	if (__builtin_expect(slot->segment != s->segment, 0)) {
 		memset(last, 0, blk->n_values * sizeof(uint64_t));
@@ -206,7 +215,8 @@ static inline __attribute__((always_inline)) int events_next(struct cgt_events_c
 
 	size_t room = (size_t)(c->end - c->p);
 	uint64_t word;
-	if (n_values <= 8 && room >= 8 && blk->n_guarded == 0 &&
+	const int unguarded = slot->small || blk->n_guarded == 0;
+	if (n_values <= 8 && room >= 8 && unguarded &&
 	    (memcpy(&word, c->p, 8), (word & one_byte_mask[n_values]) == 0)) {
 		/* The common case: every delta fits one byte. */
 		for (uint32_t j = 0; j < n_values; j++, word >>= 8) {
@@ -214,7 +224,7 @@ static inline __attribute__((always_inline)) int events_next(struct cgt_events_c
 			values[j] = last[j];
 		}
 		c->p += n_values;
-	} else if (blk->n_guarded == 0 && room >= (size_t)n_values * CGT_VARINT_MAX) {
+	} else if (unguarded && room >= (size_t)n_values * CGT_VARINT_MAX) {
 		const uint8_t *p = c->p;
 		for (uint32_t j = 0; j < n_values; j++) {
 			last[j] += (uint64_t)cgt_unzigzag(fast_uvarint(&p));
@@ -241,7 +251,7 @@ static inline __attribute__((always_inline)) int events_next(struct cgt_events_c
 		}
 	}
 	x->block = blk;
-	x->n_ops = cut;
+	x->n_ops = n_ops;
 	x->n_values = n_values;
 	x->exit = (uint32_t)exit_ord;
 	x->tid = c->tid;

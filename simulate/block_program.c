@@ -20,22 +20,19 @@ struct block_program *block_program_compile(const struct cgt_block *blk,
 	size_t size = sizeof(struct block_program) + 8 * 10 +
 		      (n_exits + 1) * sizeof(struct prefix_plan) +
 		      blk->n_insns * sizeof(struct fetch_step) + n_values * (2 + sizeof(uint32_t)) +
-		      n_exits * sizeof(struct cond_step) + (n_exits + 1) * sizeof(uint64_t) +
-		      n_ops * sizeof(uint64_t[OP_COUNTERS]);
+		      n_exits * sizeof(struct cond_step) + n_ops * sizeof(uint64_t[OP_COUNTERS]);
 	char *p = calloc(1, size);
 	if (p == NULL)
 		return NULL;
-	struct block_program *bp = carve(&p, sizeof(*bp));
+	struct block_program *bp = carve(&p, sizeof(*bp) + (n_exits + 1) * sizeof(*bp->prefixes));
 	bp->n_exits = n_exits;
 	bp->n_ops = n_ops;
 	bp->n_guarded = blk->n_guarded;
-	bp->prefixes = carve(&p, (n_exits + 1) * sizeof(*bp->prefixes));
 	bp->fetches = carve(&p, blk->n_insns * sizeof(*bp->fetches));
-	bp->data_sizes = carve(&p, n_values);
-	bp->data_guarded = carve(&p, n_values);
-	bp->data_ops = carve(&p, n_values * sizeof(uint32_t));
 	bp->conds = carve(&p, n_exits * sizeof(*bp->conds));
-	bp->exit_counts = carve(&p, (n_exits + 1) * sizeof(uint64_t));
+	bp->data_sizes = carve(&p, n_values);
+	bp->data_ops = carve(&p, n_values * sizeof(uint32_t));
+	bp->data_guarded = carve(&p, n_values);
 	bp->op_counts = carve(&p, n_ops * sizeof(uint64_t[OP_COUNTERS]));
 
 	const int keep_data = o->cache_sim || blk->n_guarded;
@@ -51,7 +48,10 @@ struct block_program *block_program_compile(const struct cgt_block *blk,
 			int same = first == last && first == prev_last_line;
 			prev_last_line = last;
 			if (o->cache_sim && !same)
-				bp->fetches[fetches++] = (struct fetch_step){ in->addr, in->len, k };
+				bp->fetches[fetches++] = (struct fetch_step){
+					in->addr, (uint32_t)((first & o->fetch_sets_mask) << o->fetch_way_bits),
+					(uint8_t)in->len, first != last, k
+				};
 			break;
 		}
 		case CGT_OP_READ:
@@ -73,11 +73,12 @@ struct block_program *block_program_compile(const struct cgt_block *blk,
 		case CGT_OP_COND:
 		case CGT_OP_COND_INV:
 			if (o->branch_sim)
-				bp->conds[conds++] = (struct cond_step){ in->addr, k, op->kind == CGT_OP_COND_INV };
+				bp->conds[conds++] = (struct cond_step){ k, (uint16_t)in->addr,
+									 op->kind == CGT_OP_COND_INV };
 			/* fall through */
 		case CGT_OP_EXIT: {
 			struct prefix_plan *plan = &bp->prefixes[++exits];
-			*plan = (struct prefix_plan){ fetches, data, conds, 0, 0 };
+			*plan = (struct prefix_plan){ 0, fetches, data, conds, 0, 0 };
 			plan->exit_is_last_cond = o->branch_sim && op->kind != CGT_OP_EXIT;
 			break;
 		}

@@ -26,19 +26,24 @@
    that no counter is written by two threads. */
 enum { OP_DONE, OP_MISS1, OP_MISSLL, OP_SETTLED, OP_COUNTERS };
 
+/* Steps are small: what a block's executions read should stay in the
+   host's caches. */
 struct fetch_step {
 	uint64_t addr;
-	uint32_t len;
+	uint32_t set_at;	/* where the first byte's set starts in I1's tags */
+	uint8_t len;
+	uint8_t straddles;	/* into the next line */
 	uint32_t op;		/* index of the INSN op: its counters */
 };
 
 struct cond_step {
-	uint64_t pc;
 	uint32_t op;
-	uint32_t inverted;	/* COND_INV: taken when the exit is not */
+	uint16_t pc;		/* the low bits of the branch's address */
+	uint16_t inverted;	/* COND_INV: taken when the exit is not */
 };
 
 struct prefix_plan {
+	uint64_t executions;	/* left by this exit: the counter */
 	uint32_t n_fetches;	/* fetches[0 .. n_fetches) */
 	uint32_t n_data;	/* data references: values[0 .. n_data) */
 	uint32_t n_conds;	/* conds[0 .. n_conds) */
@@ -48,26 +53,29 @@ struct prefix_plan {
 	uint8_t indirect;	/* values[n_values - 1] is the indirect target */
 };
 
+/* What an execution reads comes first, then the plans, then the steps,
+   then what only misses and the final counts read. */
 struct block_program {
-	uint32_t n_exits, n_ops;
-	uint32_t n_guarded;	/* guarded references among the data (slow path) */
-	uint32_t max_refs;	/* fetches + data of the longest prefix */
-	struct prefix_plan *prefixes;	/* [n_exits + 1]: [0] ran to the end */
 	struct fetch_step *fetches;
 	uint8_t *data_sizes;	/* as Cachegrind passes them: clamped, 8 bits */
-	uint8_t *data_guarded;	/* only when n_guarded */
-	uint32_t *data_ops;
 	struct cond_step *conds;
+	uint32_t n_guarded;	/* guarded references among the data (slow path) */
+	uint32_t indirect_value;	/* index of the target among the values */
 	uint64_t indirect_pc;
 	uint32_t indirect_op;
-	uint32_t indirect_value;	/* index of the target among the values */
-	uint64_t *exit_counts;		/* [n_exits + 1] */
+	uint32_t n_exits, n_ops;
+	uint32_t max_refs;	/* fetches + data of the longest prefix */
+	uint8_t *data_guarded;	/* only when n_guarded */
+	uint32_t *data_ops;
 	uint64_t (*op_counts)[OP_COUNTERS];	/* [n_ops] */
+	struct prefix_plan prefixes[];	/* [n_exits + 1]: [0] ran to the end */
 };
 
 struct block_program_options {
 	int cache_sim, branch_sim;
-	uint32_t fetch_line_bits;	/* I1's */
+	uint32_t fetch_line_bits;	/* I1's geometry */
+	uint32_t fetch_way_bits;
+	uint64_t fetch_sets_mask;
 	uint32_t min_line;		/* accesses are clamped to it */
 };
 

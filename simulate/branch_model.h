@@ -41,8 +41,8 @@ struct branch_model {
 	uint8_t counters[N_COUNTERS];
 	uint64_t targets[N_TARGETS];
 	uint8_t target_known[N_TARGETS];
-	/* by counter: after a taken / not-taken branch */
-	uint8_t after_taken[256], after_not_taken[256];
+	/* [taken][counter]: the counter after the branch */
+	uint8_t after[2][256];
 };
 
 static inline unsigned counter_value(uint8_t counter, unsigned start)
@@ -61,8 +61,8 @@ static inline void branch_model_init(struct branch_model *b, int known, uint64_t
 			up |= (uint8_t)((v < 3 ? v + 1 : 3) << (2 * start));
 			down |= (uint8_t)((v > 0 ? v - 1 : 0) << (2 * start));
 		}
-		b->after_taken[c] = up;
-		b->after_not_taken[c] = down;
+		b->after[1][c] = up;
+		b->after[0][c] = down;
 	}
 	b->history = history;
 	memset(b->counters, known ? 0 : COUNTER_STARTED_UNKNOWN, sizeof(b->counters));
@@ -71,18 +71,20 @@ static inline void branch_model_init(struct branch_model *b, int known, uint64_t
 }
 
 /* A conditional branch: predicted, mispredicted or unknown (then *counter
-   and *state say which counter and what it held, for branch_settle_cond). */
+   and *state say which counter and what it held, for branch_settle_cond).
+   *history: b's, which the caller may keep in a register meanwhile. */
 static inline __attribute__((always_inline)) enum branch_outcome
-cond_branch(struct branch_model *b, uint64_t pc, int taken, uint32_t *counter, uint8_t *state)
+cond_branch(struct branch_model *b, uint64_t *history, uint64_t pc, int taken, uint32_t *counter,
+	    uint8_t *state)
 {
-	uint32_t index = (uint32_t)(b->history & ((1u << HISTORY_BITS) - 1)) << ADDRESS_BITS |
+	uint32_t index = (uint32_t)(*history & ((1u << HISTORY_BITS) - 1)) << ADDRESS_BITS |
 			 (uint32_t)(pc & ((1u << ADDRESS_BITS) - 1));
 	uint8_t c = b->counters[index];
 	/* the high bit of each value: all set, predicted taken; none, not */
 	unsigned high = c & 0xAA, predicted = high == 0xAA ? 1 : high == 0 ? 0 : 2;
 
-	b->history = b->history << 1 | (uint64_t)taken;
-	b->counters[index] = taken ? b->after_taken[c] : b->after_not_taken[c];
+	*history = *history << 1 | (uint64_t)taken;
+	b->counters[index] = b->after[taken][c];
 	if (__builtin_expect(predicted == 2, 0)) {
 		*counter = index;
 		*state = c;

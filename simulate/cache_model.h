@@ -36,7 +36,10 @@ struct cache_model {
 	uint64_t sets_mask;
 	uint32_t assoc;
 	uint32_t line_bits;
-	uint64_t *tags;		/* sets x assoc, each set MRU first */
+	/* Set s is tags[s << way_bits ...], MRU first: sets are a power of two
+	   apart, so that finding one takes a shift, not a multiply. */
+	uint32_t way_bits;
+	uint64_t *tags;
 	/* This segment's unknown lookups: at most assoc per set. */
 	struct cache_unknown *unknowns;
 	uint32_t n_unknowns;
@@ -52,21 +55,25 @@ static inline int cache_model_init(struct cache_model *c, uint32_t size, uint32_
 	c->sets_mask = sets - 1;
 	c->assoc = assoc;
 	c->line_bits = (uint32_t)__builtin_ctz(line);
+	c->way_bits = 0;
+	while ((1u << c->way_bits) < assoc)
+		c->way_bits++;
 	c->n_unknowns = 0;
-	c->tags = calloc(sets * assoc, sizeof(*c->tags));
+	c->tags = calloc(sets << c->way_bits, sizeof(*c->tags));
 	c->unknowns = malloc(sets * assoc * sizeof(*c->unknowns));
 	return c->tags != NULL && c->unknowns != NULL ? 0 : -1;
 }
 
-static inline uint64_t cache_model_lines(const struct cache_model *c)
+/* The length of tags (ways, and the padding between sets). */
+static inline uint64_t cache_model_slots(const struct cache_model *c)
 {
-	return (c->sets_mask + 1) * c->assoc;
+	return (c->sets_mask + 1) << c->way_bits;
 }
 
 /* Forgets the state: every way unknown. */
 static inline void cache_model_forget(struct cache_model *c)
 {
-	for (uint64_t i = 0; i < cache_model_lines(c); i++)
+	for (uint64_t i = 0; i < cache_model_slots(c); i++)
 		c->tags[i] = CACHE_UNKNOWN;
 	c->n_unknowns = 0;
 }
@@ -84,7 +91,7 @@ static inline void cache_model_free(struct cache_model *c)
 static inline __attribute__((always_inline)) enum ref_outcome
 cache_set_ref(struct cache_model *c, uint64_t set_no, uint64_t tag, uint32_t *event)
 {
-	uint64_t *set = c->tags + set_no * c->assoc;
+	uint64_t *set = c->tags + (set_no << c->way_bits);
 	uint32_t i;
 
 	if (set[0] == tag)
@@ -141,7 +148,7 @@ static inline __attribute__((always_inline)) int cache_ref_is_miss(struct cache_
 }
 
 /*
- * Once the state before a segment is known (before: sets x assoc tags),
+ * Once the state before a segment is known (before: tags as c's),
  * decides the outcome of each of c's unknown lookups (missed[k] for
  * c->unknowns[k]) and turns c's state into the exact state after the
  * segment (cache_settle.c).  0, or -1 if out of memory.

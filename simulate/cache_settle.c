@@ -51,11 +51,11 @@ int cache_settle(struct cache_model *c, const uint64_t *before, uint8_t *missed)
 
 	uint32_t at = 0;
 	for (uint64_t s = 0; s < sets; s++) {
-		uint64_t *set = c->tags + s * assoc;
+		uint64_t *set = c->tags + (s << c->way_bits);
 		if (set[assoc - 1] != CACHE_UNKNOWN && at == first[s])
 			continue;	/* known throughout: nothing to settle */
 		uint32_t n_rest = assoc;
-		memcpy(rest, before + s * assoc, assoc * sizeof(*rest));
+		memcpy(rest, before + (s << c->way_bits), assoc * sizeof(*rest));
 		for (uint32_t k = 0; at < first[s]; at++, k++) {
 			uint32_t u = order[at];
 			int64_t pos = take_out(rest, &n_rest, c->unknowns[u].tag);

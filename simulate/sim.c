@@ -174,14 +174,14 @@ int cgt_sim_open(struct cgt_sim **out, const struct cgt_sim_options *o, uint32_t
 		if (caches_init(o, &s->I1, &s->D1) < 0 ||
 		    cache_model_init(&s->LL, (uint32_t)o->LL.size, (uint32_t)o->LL.assoc,
 				     (uint32_t)o->LL.line) < 0 ||
-		    (s->missed[I1_CACHE] = malloc(cache_model_lines(&s->I1))) == NULL ||
-		    (s->missed[D1_CACHE] = malloc(cache_model_lines(&s->D1))) == NULL) {
+		    (s->missed[I1_CACHE] = malloc(cache_model_slots(&s->I1))) == NULL ||
+		    (s->missed[D1_CACHE] = malloc(cache_model_slots(&s->D1))) == NULL) {
 			cgt_sim_close(s);
 			return cgt_fail(e, cgt_err_nomem, "out of memory for the simulated caches");
 		}
 	}
 	s->compile = (struct block_program_options){ o->cache_sim, o->branch_sim, s->I1.line_bits,
-						     min_line };
+						     s->I1.way_bits, s->I1.sets_mask, min_line };
 	*out = s;
 	return 0;
 }
@@ -243,14 +243,16 @@ static int settle_misses(struct segment *seg, struct cache_model *LL, struct blo
 static int run_batch(struct worker *w, struct segment *seg, struct cache_model *LL,
 		     const struct cgt_batch *b)
 {
-	/* The models' parameters in locals: through pointers into *seg the
-	   compiler would reload them after every counter update. */
+	/* Models and plans in locals: through pointers the compiler would
+	   reload them after every store. */
 	struct cache_model I1 = seg->I1, D1 = seg->D1;
 	struct branch_model *branches = &seg->branches;
+	uint64_t history = branches->history;
 	const int cache_sim = w->s->o.cache_sim;
+	struct l1_miss *misses = w->misses;
 	int rc = 0;
 
-	for (size_t i = 0; i < b->n; i++) {
+	for (size_t i = 0; i < b->n && rc == 0; i++) {
 		const struct cgt_exec *x = &b->execs[i];
 		const uint32_t id = x->block_id;
 		struct block_program *bp = id < w->n_programs ? w->programs[id] : NULL;
@@ -260,16 +262,19 @@ static int run_batch(struct worker *w, struct segment *seg, struct cache_model *
 				rc = -1;
 				break;
 			}
+			misses = w->misses;
 		}
-		struct l1_miss *misses = w->misses;
-		const struct prefix_plan *plan = &bp->prefixes[x->exit];
+		const struct prefix_plan plan = bp->prefixes[x->exit];
 		const uint64_t *v = x->values;
 		uint32_t n_miss = 0, events[2];
 		enum ref_outcome r;
 
-		bp->exit_counts[x->exit]++;
-		for (uint32_t f = 0; f < plan->n_fetches; f++) {
+		bp->prefixes[x->exit].executions = plan.executions + 1;
+		for (uint32_t f = 0; f < plan.n_fetches; f++) {
 			const struct fetch_step *fs = &bp->fetches[f];
+			/* the usual case, a hit on the set's MRU line, found at once */
+			if (!fs->straddles && I1.tags[fs->set_at] == fs->addr >> I1.line_bits)
+				continue;
 			r = cache_ref(&I1, fs->addr, fs->len, events);
 			if (__builtin_expect(r != REF_HIT, 0))
 				misses[n_miss++] = (struct l1_miss){ fs->addr, fs->op, (uint8_t)fs->len, I1_CACHE,
@@ -277,16 +282,16 @@ static int run_batch(struct worker *w, struct segment *seg, struct cache_model *
 		}
 		const uint32_t n_fetch_misses = n_miss;
 		if (__builtin_expect(bp->n_guarded == 0, 1)) {
-			for (uint32_t j = 0; j < plan->n_data; j++) {
-				r = cache_ref(&D1, v[j], bp->data_sizes[j], events);
+			const uint8_t *sizes = bp->data_sizes;
+			for (uint32_t j = 0; j < plan.n_data; j++) {
+				r = cache_ref(&D1, v[j], sizes[j], events);
 				if (__builtin_expect(r != REF_HIT, 0))
-					misses[n_miss++] = (struct l1_miss){ v[j], bp->data_ops[j],
-									     bp->data_sizes[j], D1_CACHE,
-									     r == REF_UNKNOWN,
+					misses[n_miss++] = (struct l1_miss){ v[j], bp->data_ops[j], sizes[j],
+									     D1_CACHE, r == REF_UNKNOWN,
 									     { events[0], events[1] } };
 			}
 		} else {
-			for (uint32_t j = 0; j < plan->n_data; j++) {
+			for (uint32_t j = 0; j < plan.n_data; j++) {
 				if (v[j] == CGT_NO_ACCESS)
 					continue;
 				if (bp->data_guarded[j])
@@ -301,30 +306,27 @@ static int run_batch(struct worker *w, struct segment *seg, struct cache_model *
 									     { events[0], events[1] } };
 			}
 		}
-		if (__builtin_expect(n_miss != 0, 0) &&
-		    settle_misses(seg, LL, bp, misses, n_fetch_misses, n_miss) < 0) {
-			rc = -1;
-			break;
-		}
+		if (__builtin_expect(n_miss != 0, 0))
+			rc = settle_misses(seg, LL, bp, misses, n_fetch_misses, n_miss);
 
-		for (uint32_t c = 0, n = plan->n_conds; c < n; c++) {
-			const struct cond_step *cs = &bp->conds[c];
+		const struct cond_step *conds = bp->conds;
+		for (uint32_t c = 0; c < plan.n_conds; c++) {
 			/* exits before the last one were not taken */
-			int taken = (int)cs->inverted ^ (plan->exit_is_last_cond & (c + 1 == n));
+			int taken = (int)conds[c].inverted ^ (plan.exit_is_last_cond & (c + 1 == plan.n_conds));
 			uint32_t counter;
 			uint8_t state;
-			enum branch_outcome o = cond_branch(branches, cs->pc, taken, &counter, &state);
+			enum branch_outcome o = cond_branch(branches, &history, conds[c].pc, taken, &counter,
+							    &state);
 			if (o == BRANCH_MISPREDICTED) {
-				bp->op_counts[cs->op][OP_MISS1]++;
+				bp->op_counts[conds[c].op][OP_MISS1]++;
 			} else if (__builtin_expect(o == BRANCH_UNKNOWN, 0)) {
-				struct cond_unknown u = { bp->op_counts[cs->op], counter, state, (uint8_t)taken };
-				if (PUSH(seg->conds, u) < 0) {
+				struct cond_unknown u = { bp->op_counts[conds[c].op], counter, state,
+							  (uint8_t)taken };
+				if (PUSH(seg->conds, u) < 0)
 					rc = -1;
-					break;
-				}
 			}
 		}
-		if (plan->indirect) {
+		if (plan.indirect) {
 			uint32_t slot;
 			uint64_t target = v[bp->indirect_value];
 			enum branch_outcome o = indirect_branch(branches, bp->indirect_pc, target, &slot);
@@ -336,11 +338,10 @@ static int run_batch(struct worker *w, struct segment *seg, struct cache_model *
 					rc = -1;
 			}
 		}
-		if (rc < 0)
-			break;
 	}
 	seg->I1 = I1;
 	seg->D1 = D1;
+	branches->history = history;
 	return rc;
 }
 
@@ -348,7 +349,7 @@ static int run_batch(struct worker *w, struct segment *seg, struct cache_model *
 
 static void copy_state(struct cache_model *to, const struct cache_model *from)
 {
-	memcpy(to->tags, from->tags, cache_model_lines(from) * sizeof(*to->tags));
+	memcpy(to->tags, from->tags, cache_model_slots(from) * sizeof(*to->tags));
 }
 
 /* Takes seg, the next segment in order, into the exact state. */
@@ -631,7 +632,7 @@ void cgt_sim_block_counts(const struct cgt_sim *s, const struct cgt_block *blk, 
 
 		/* Executions: every op of a prefix counts once per execution of it. */
 		for (uint32_t exit = 0; exit <= blk->n_exits; exit++) {
-			uint64_t n = st->exit_counts[exit];
+			uint64_t n = st->prefixes[exit].executions;
 			uint32_t cut = exit ? blk->exit_ops[exit - 1] + 1 : blk->n_ops;
 			for (uint32_t k = 0; k < cut && n; k++) {
 				uint64_t *row = rows + (size_t)blk->ops[k].insn * CGT_N_EVENTS;

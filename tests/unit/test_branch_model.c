@@ -11,7 +11,7 @@ static int cond_branch_is_mispredict(struct branch_model *m, uint64_t pc, int ta
 {
 	uint32_t counter;
 	uint8_t state;
-	return cond_branch(m, pc, taken, &counter, &state) == BRANCH_MISPREDICTED;
+	return cond_branch(m, &m->history, pc, taken, &counter, &state) == BRANCH_MISPREDICTED;
 }
 
 static int indirect_branch_is_mispredict(struct branch_model *m, uint64_t pc, uint64_t target)
@@ -75,13 +75,13 @@ static void unknown_start_learns_what_it_can(void)
 	uint32_t counter = 99;
 	uint8_t state = 0;
 	branch_model_init(&b, 0, 0);
-	CHECK_EQ(cond_branch(&b, 0x1000, 1, &counter, &state), BRANCH_UNKNOWN);
+	CHECK_EQ(cond_branch(&b, &b.history, 0x1000, 1, &counter, &state), BRANCH_UNKNOWN);
 	CHECK_EQ(counter, 0);
 	CHECK_EQ(state, COUNTER_STARTED_UNKNOWN);
 	b.history = 0;
-	CHECK_EQ(cond_branch(&b, 0x1000, 1, &counter, &state), BRANCH_UNKNOWN);
+	CHECK_EQ(cond_branch(&b, &b.history, 0x1000, 1, &counter, &state), BRANCH_UNKNOWN);
 	b.history = 0;
-	CHECK_EQ(cond_branch(&b, 0x1000, 1, &counter, &state), BRANCH_PREDICTED);
+	CHECK_EQ(cond_branch(&b, &b.history, 0x1000, 1, &counter, &state), BRANCH_PREDICTED);
 	/* started at 1 (weakly not taken), the first was mispredicted */
 	struct branch_model before;
 	branch_model_init(&before, 1, 0);
@@ -114,7 +114,7 @@ static void pieces_settle_to_the_whole(void)
 	branch_model_init(&whole, 1, 0);
 	for (int i = 0; i < N; i++)
 		whole_misses += indirect[i] ? indirect_branch(&whole, pcs[i], targets[i], &at) == BRANCH_MISPREDICTED
-					    : cond_branch(&whole, pcs[i], taken[i], &at, &state) == BRANCH_MISPREDICTED;
+					    : cond_branch(&whole, &whole.history, pcs[i], taken[i], &at, &state) == BRANCH_MISPREDICTED;
 
 	branch_model_init(&exact, 1, 0);
 	for (int p = 0; p < PIECES; p++) {
@@ -126,7 +126,7 @@ static void pieces_settle_to_the_whole(void)
 				if (o == BRANCH_UNKNOWN)
 					o = branch_settle_indirect(&exact, at, targets[i]);
 			} else {
-				o = cond_branch(&piece, pcs[i], taken[i], &at, &state);
+				o = cond_branch(&piece, &piece.history, pcs[i], taken[i], &at, &state);
 				if (o == BRANCH_UNKNOWN)
 					o = branch_settle_cond(&exact, at, state, taken[i]);
 			}
