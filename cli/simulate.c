@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +97,22 @@ static void progress_done(struct progress *p)
 {
 	if (p->on)
 		fprintf(stderr, "\r%60s\r", "");
+}
+
+struct preload {
+	struct cgt_symbolizer *sy;
+	const struct cgt_decoder *d;
+};
+
+static void *preload_modules(void *arg)
+{
+	struct preload *p = arg;
+	const struct cgt_module *m;
+	size_t n = cgt_decoder_first_modules(p->d, &m);
+
+	for (size_t i = 0; i < n; i++)
+		cgt_symbolizer_preload(p->sy, &m[i]);
+	return NULL;
 }
 
 /* A temporary file beside path: the result replaces path only when
@@ -246,9 +263,17 @@ int cmd_simulate(int argc, char **argv)
 		goto out;
 	}
 
+	/* The modules' symbols and line tables are read meanwhile. */
+	struct preload preload = { NULL, d };
+	pthread_t preloader;
+	int preloading = cgt_symbolizer_open(&preload.sy, d, stderr, &e) == 0 &&
+			 pthread_create(&preloader, NULL, preload_modules, &preload) == 0;
+	sy = preload.sy;
 	struct progress progress = { isatty(STDERR_FILENO), { 0, 0 } };
 	struct cgt_sim_progress tell = { progress_update, &progress };
 	rc = cgt_sim_trace(sim, d, (unsigned)threads, progress.on ? &tell : NULL, &e);
+	if (preloading)
+		pthread_join(preloader, NULL);
 	progress_done(&progress);
 	if (rc < 0) {
 		report_error(&e);
@@ -256,7 +281,7 @@ int cmd_simulate(int argc, char **argv)
 	}
 
 	struct cgt_profile profile = { so.cache_sim, so.branch_sim, so.I1, so.D1, so.LL, { 0 } };
-	if (cgt_symbolizer_open(&sy, d, stderr, &e) < 0 ||
+	if ((sy == NULL && cgt_symbolizer_open(&sy, d, stderr, &e) < 0) ||
 	    cgt_write_profile(tmp_path, d, sim, sy, &profile, &e) < 0) {
 		report_error(&e);
 		goto out;

@@ -75,6 +75,10 @@ void cgt_decode_worker_close(struct cgt_decode_worker *w);
    workers run, only after they stopped). */
 const struct cgt_block_table *cgt_decoder_blocks(const struct cgt_decoder *d);
 
+/* The mappings of the trace's first frame (those of the program's start):
+   known from the open on, for work that can begin while it is decoded. */
+size_t cgt_decoder_first_modules(const struct cgt_decoder *d, const struct cgt_module **m);
+
 /* Every mapping seen so far (all of them once the end is reached). */
 size_t cgt_decoder_mappings(const struct cgt_decoder *d, const struct cgt_mapping **m);
 /* The mapping covering addr for a block defined at map_epoch, or NULL. */

@@ -29,6 +29,8 @@ struct cgt_decoder {
 	struct cgt_trace_header header;
 	struct cgt_frame first;		/* frame 0: read by open, taken first */
 	int first_pending;
+	struct cgt_module *first_modules;	/* its MODULE records */
+	size_t n_first_modules;
 
 	pthread_mutex_t lock;		/* everything below */
 	pthread_cond_t cond;
@@ -509,6 +511,23 @@ int cgt_decoder_open(struct cgt_decoder **out, const char *path, struct cgt_erro
 				      cgt_record_type_name(rec.type));
 		else if (rc > 0)
 			rc = cgt_header_decode(&d->header, &rec, e);
+		while (rc == 0) {
+			rc = cgt_frame_next_record(&d->first, &rec, e);
+			if (rc <= 0)
+				break;
+			rc = 0;
+			if (rec.type != CGT_REC_MODULE)
+				continue;
+			struct cgt_module *m = realloc(d->first_modules,
+						       (d->n_first_modules + 1) * sizeof(*m));
+			if (m == NULL) {
+				rc = cgt_fail(e, cgt_err_nomem, "out of memory");
+				break;
+			}
+			d->first_modules = m;
+			rc = cgt_module_decode(&m[d->n_first_modules], &rec, e);
+			d->n_first_modules += rc == 0;
+		}
 		cgt_frame_rewind(&d->first);
 	}
 	if (rc == 0 && strcmp(d->header.backend, "pt") == 0 && !d->header.decoded.present) {
@@ -554,6 +573,12 @@ int cgt_decoder_next(struct cgt_decoder *d, struct cgt_batch *b, struct cgt_erro
 	}
 }
 
+size_t cgt_decoder_first_modules(const struct cgt_decoder *d, const struct cgt_module **m)
+{
+	*m = d->first_modules;
+	return d->n_first_modules;
+}
+
 const struct cgt_block_table *cgt_decoder_blocks(const struct cgt_decoder *d)
 {
 	return &d->blocks;
@@ -591,6 +616,9 @@ void cgt_decoder_close(struct cgt_decoder *d)
 		return;
 	cgt_decode_worker_close(d->sequential);
 	cgt_frame_free(&d->first);
+	for (size_t i = 0; i < d->n_first_modules; i++)
+		cgt_module_free(&d->first_modules[i]);
+	free(d->first_modules);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->cond);
 	cgt_reader_close(d->reader);

@@ -20,7 +20,7 @@
 /* Frames are handed over through a small ring: the producer fills one
    buffer while the thread compresses the others. */
 #define RING 3
-#define COMPRESSION_LEVEL 3
+#define COMPRESSION_LEVEL 1
 
 struct frame {
 	uint8_t *data;

@@ -30,6 +30,10 @@ struct cgt_symbolizer;
 
 int cgt_symbolizer_open(struct cgt_symbolizer **sy, const struct cgt_decoder *d, FILE *warnings,
 			struct cgt_error *e);
+/* Reads m's symbols and line tables now rather than when an address of
+   it is first symbolized: for a thread of its own while the trace is
+   simulated. */
+void cgt_symbolizer_preload(struct cgt_symbolizer *sy, const struct cgt_module *m);
 /* The strings stay valid until the symbolizer is closed. */
 void cgt_symbolize(struct cgt_symbolizer *sy, uint64_t addr, uint32_t map_epoch,
 		   struct cgt_location *loc);

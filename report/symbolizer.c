@@ -154,6 +154,11 @@ int cgt_symbolizer_open(struct cgt_symbolizer **out, const struct cgt_decoder *d
 	return 0;
 }
 
+void cgt_symbolizer_preload(struct cgt_symbolizer *sy, const struct cgt_module *m)
+{
+	open_module(sy, m);
+}
+
 static size_t cache_hash(uint64_t addr, const struct cgt_mapping *map)
 {
 	uint64_t h = addr * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)map;
