@@ -352,6 +352,8 @@ static void copy_state(struct cache_model *to, const struct cache_model *from)
 	memcpy(to->tags, from->tags, cache_model_slots(from) * sizeof(*to->tags));
 }
 
+#define JOIN_PREFETCH 16
+
 /* Takes seg, the next segment in order, into the exact state. */
 static int join(struct cgt_sim *s, struct segment *seg)
 {
@@ -369,6 +371,10 @@ static int join(struct cgt_sim *s, struct segment *seg)
 			return -1;
 		for (size_t k = 0; k < seg->ll.n; k++) {
 			const struct ll_ref *ref = &seg->ll.v[k];
+			/* LL's sets are far apart in memory and the references
+			   are all known: fetch the sets of later ones meanwhile. */
+			if (k + JOIN_PREFETCH < seg->ll.n)
+				cache_prefetch_set(&s->LL, seg->ll.v[k + JOIN_PREFETCH].addr);
 			if (ref->unknown) {
 				const uint8_t *missed = s->missed[ref->cache];
 				int miss = (ref->events[0] != CACHE_NO_EVENT && missed[ref->events[0]]) ||
@@ -377,7 +383,9 @@ static int join(struct cgt_sim *s, struct segment *seg)
 					continue;
 				ref->row[OP_SETTLED]++;
 			}
-			ref->row[OP_MISSLL] += (uint64_t)cache_ref_is_miss(&s->LL, ref->addr, ref->size);
+			/* the rows are the workers': written only when counting */
+			if (cache_ref_is_miss(&s->LL, ref->addr, ref->size))
+				ref->row[OP_MISSLL]++;
 		}
 		copy_state(&s->I1, &seg->I1);
 		copy_state(&s->D1, &seg->D1);
