@@ -115,7 +115,7 @@ struct cgt_sim {
 	unsigned in_flight;		/* taken, or being taken, and not joined */
 	int joining;
 	int failed;
-	uint64_t failed_index;
+	uint64_t failed_index;		/* read without the lock: atomic */
 	struct cgt_error error;
 	uint64_t insns_joined;
 };
@@ -167,6 +167,7 @@ int cgt_sim_open(struct cgt_sim **out, const struct cgt_sim_options *o, uint32_t
 	if (s == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	s->o = *o;
+	s->failed_index = UINT64_MAX;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	branch_model_init(&s->branches, 1, 0);
@@ -419,7 +420,7 @@ static void join_ready(struct cgt_sim *s)
 		pthread_mutex_lock(&s->lock);
 		if (rc < 0 && !s->failed) {
 			s->failed = 1;
-			s->failed_index = seg->index;
+			__atomic_store_n(&s->failed_index, seg->index, __ATOMIC_RELAXED);
 			cgt_fail(&s->error, cgt_err_nomem, "out of memory");
 		}
 		s->insns_joined += seg->insns;
@@ -471,7 +472,7 @@ static void fail_at(struct cgt_sim *s, uint64_t index, const struct cgt_error *e
 	pthread_mutex_lock(&s->lock);
 	if (!s->failed || index < s->failed_index) {
 		s->failed = 1;
-		s->failed_index = index;
+		__atomic_store_n(&s->failed_index, index, __ATOMIC_RELAXED);
 		s->error = *e;
 	}
 	pthread_cond_broadcast(&s->cond);
@@ -514,8 +515,11 @@ static int simulate_segment(struct cgt_sim *s, struct worker *w, struct cgt_deco
 		if (progress != NULL)
 			for (size_t i = 0; i < b.n; i++)
 				seg->insns += b.execs[i].block->prefix_counts[b.execs[i].exit].insns;
-		if (__atomic_load_n(&s->failed, __ATOMIC_RELAXED))
-			return 0;	/* an earlier segment failed: this one does not count */
+		/* A segment before this one failed: this one does not count.  (One
+		   after it does not stop it: the first error in the trace is the
+		   one reported, whatever the threads' timing.) */
+		if (__atomic_load_n(&s->failed_index, __ATOMIC_RELAXED) < info->index)
+			return 0;
 	}
 	return rc;
 }

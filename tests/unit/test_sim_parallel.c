@@ -1,0 +1,203 @@
+/* Simulation in parallel: any number of threads gives the counts of one,
+   on synthetic traces of many segments and caches small enough that most
+   lookups start from an unknown state; and a trace with two bad segments
+   fails with the first one's error, whatever the threads' timing. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "decode.h"
+#include "sim.h"
+
+#define N_BLOCKS 40
+
+static char dir[] = "/tmp/cgtrace-unit-XXXXXX";
+static uint32_t rng = 99;
+
+static uint32_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 17;
+	rng ^= rng << 5;
+	return rng;
+}
+
+static void put(struct cgt_writer *w, unsigned type, struct cgt_buf *b)
+{
+	struct cgt_error e;
+	CHECK(cgt_writer_put(w, type, b->data, b->len, &e) == 0);
+	b->len = 0;
+}
+
+/* A block of 1-6 instructions, each with up to two data accesses, the
+   last one a conditional branch or (one in four blocks) an indirect one;
+   some instructions have a conditional side exit. */
+static void add_block(struct cgt_block_table *t, uint64_t pc)
+{
+	struct cgt_insn insns[6];
+	struct cgt_op ops[40];
+	uint32_t n_insns = 1 + next() % 6, n = 0;
+	const char *why;
+
+	for (uint32_t i = 0; i < n_insns; i++) {
+		insns[i] = (struct cgt_insn){ pc, 1 + next() % 15 };
+		pc += insns[i].len;
+		ops[n++] = (struct cgt_op){ CGT_OP_INSN, 0, (uint16_t)i, 0 };
+		for (uint32_t k = next() % 3; k > 0; k--)
+			ops[n++] = (struct cgt_op){ (uint8_t)(CGT_OP_READ + next() % 3), 0, (uint16_t)i,
+						    1u << (next() % 6) };
+		if (i + 1 < n_insns && next() % 4 == 0)
+			ops[n++] = (struct cgt_op){ (uint8_t)(CGT_OP_COND + next() % 2), 0, (uint16_t)i, 0 };
+	}
+	ops[n++] = (struct cgt_op){ next() % 4 ? CGT_OP_COND : CGT_OP_INDIRECT, 0,
+				    (uint16_t)(n_insns - 1), 0 };
+	CHECK(cgt_block_table_add(t, insns, n_insns, ops, n, 0, &why) == 0);
+}
+
+/* Writes a trace of 9 segments; bad_segments: those (by number)
+   whose first execution names a block that does not exist. */
+static void write_trace(const char *path, unsigned bad1, unsigned bad2)
+{
+	char *argv[] = { "synthetic" };
+	struct cgt_trace_header h = { .backend = "valgrind", .argc = 1, .argv = argv,
+				      .max_access_size = 32 };
+	struct cgt_block_table t = { 0 };
+	struct cgt_buf b = { 0 };
+	struct cgt_writer *w;
+	struct cgt_error e;
+	uint64_t values[64];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	CHECK(cgt_writer_open(&w, fd, path, &e) == 0);
+	CHECK(cgt_header_encode(&b, &h) == 0);
+	put(w, CGT_REC_HEADER, &b);
+	for (uint32_t i = 0; i < N_BLOCKS; i++) {
+		add_block(&t, 0x400000 + i * 200 + next() % 64);
+		CHECK(cgt_blocks_encode(&b, t.blocks[i]) == 0);
+	}
+	put(w, CGT_REC_BLOCKS, &b);
+	unsigned segment = 0;
+	for (uint32_t record = 0; segment < 8; record++) {
+		CHECK(cgt_events_begin(&b, 1) == 0);
+		if (segment == bad1 || segment == bad2) {
+			uint8_t *p = cgt_buf_reserve(&b, 2);
+			p[0] = 0xff;	/* block 8191: not defined */
+			p[1] = 0x7f;
+			b.len += 2;
+		}
+		for (int k = 0; k < 20000; k++) {
+			struct cgt_block *blk = t.blocks[next() % N_BLOCKS];
+			uint32_t exit = next() % (blk->n_exits + 1);
+			for (uint32_t j = 0; j < blk->values_in_prefix[exit]; j++) {
+				uint32_t r = next();
+				/* strided walks, a small hot region, random lines */
+				values[j] = r % 3 == 0   ? 0x10000000 + (uint64_t)(record * 20000 + k) * 8
+					    : r % 3 == 1 ? 0x20000000 + (r >> 8) % 4096
+							 : 0x30000000 + (uint64_t)((r >> 4) % 100000) * 64;
+			}
+			CHECK(cgt_events_encode(&b, &t, blk, exit, values) == 0);
+		}
+		put(w, CGT_REC_EVENTS, &b);
+		uint32_t before = t.segment;
+		CHECK(cgt_writer_segment_point(w, &t, &e) == 0);
+		segment += t.segment != before;
+	}
+	struct cgt_trace_end end = { .kind = CGT_END_EXIT };
+	CHECK(cgt_end_encode(&b, &end) == 0);
+	put(w, CGT_REC_END, &b);
+	CHECK(cgt_writer_close(w, &e) == 0);
+	close(fd);
+	cgt_buf_free(&b);
+	cgt_block_table_free(&t);
+}
+
+/* Simulates path on threads threads: the counts of every block, in one
+   array (NULL on an error, whose message goes to msg). */
+static uint64_t *simulate(const char *path, const struct cgt_sim_options *o, unsigned threads,
+			  size_t *n, char *msg)
+{
+	struct cgt_decoder *d;
+	struct cgt_sim *s;
+	struct cgt_error e;
+	uint64_t *all = NULL;
+
+	CHECK(cgt_decoder_open(&d, path, &e) == 0);
+	CHECK(cgt_sim_open(&s, o, 32, &e) == 0);
+	if (cgt_sim_trace(s, d, threads, NULL, &e) < 0) {
+		strcpy(msg, e.msg);
+	} else {
+		const struct cgt_block_table *t = cgt_decoder_blocks(d);
+		*n = 0;
+		for (uint32_t i = 0; i < t->n; i++) {
+			all = realloc(all, (*n + t->blocks[i]->n_insns * CGT_N_EVENTS) * sizeof(*all));
+			cgt_sim_block_counts(s, t->blocks[i], all + *n);
+			*n += t->blocks[i]->n_insns * CGT_N_EVENTS;
+		}
+	}
+	cgt_sim_close(s);
+	cgt_decoder_close(d);
+	return all;
+}
+
+static void any_number_of_threads(void)
+{
+	/* I1 512 B 2-way, D1 1 KiB direct-mapped or 12-way 1.5 KiB, LL 8 KiB
+	   4-way or 16 KiB 16-way, 32- and 64-byte lines. */
+	const struct cgt_sim_options configs[] = {
+		{ 1, 1, { 512, 2, 32 }, { 1024, 1, 32 }, { 8192, 4, 32 } },
+		{ 1, 1, { 1024, 4, 64 }, { 1536, 12, 32 }, { 16384, 16, 64 } },
+		{ 0, 1, { 1024, 4, 64 }, { 1024, 4, 64 }, { 16384, 16, 64 } },
+		{ 1, 0, { 1024, 4, 64 }, { 1024, 4, 64 }, { 16384, 16, 64 } },
+	};
+	char path[128], msg[1024];
+	snprintf(path, sizeof(path), "%s/t.zst", dir);
+	write_trace(path, 99, 99);
+	for (size_t c = 0; c < sizeof(configs) / sizeof(configs[0]); c++) {
+		size_t n1 = 0, n = 0;
+		uint64_t *one = simulate(path, &configs[c], 1, &n1, msg), misses = 0;
+		CHECK(one != NULL);
+		for (size_t i = 0; one != NULL && i < n1; i++)
+			misses += i % CGT_N_EVENTS == CGT_D1mr || i % CGT_N_EVENTS == CGT_DLmw ||
+						  i % CGT_N_EVENTS == CGT_Bcm
+					  ? one[i]
+					  : 0;
+		CHECK(misses > 10000);	/* a test of something */
+		for (unsigned threads = 2; threads <= 8; threads *= 4) {
+			uint64_t *many = simulate(path, &configs[c], threads, &n, msg);
+			CHECK(many != NULL && n == n1 && memcmp(one, many, n * sizeof(*one)) == 0);
+			free(many);
+		}
+		free(one);
+	}
+	unlink(path);
+}
+
+static void first_error_wins(void)
+{
+	const struct cgt_sim_options o = { 1, 1, { 1024, 4, 64 }, { 1024, 4, 64 }, { 16384, 16, 64 } };
+	char path[128], first[1024] = "", msg[1024];
+	size_t n;
+	snprintf(path, sizeof(path), "%s/bad.zst", dir);
+	write_trace(path, 3, 6);
+	for (unsigned threads = 1; threads <= 8; threads++) {
+		msg[0] = '\0';
+		CHECK(simulate(path, &o, threads, &n, msg) == NULL);
+		CHECK(strstr(msg, "a block id below 40") != NULL);
+		if (threads == 1)
+			strcpy(first, msg);
+		CHECK(strcmp(msg, first) == 0);
+	}
+	unlink(path);
+}
+
+int main(void)
+{
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	RUN(any_number_of_threads);
+	RUN(first_error_wins);
+	rmdir(dir);
+	return CHECK_DONE();
+}
