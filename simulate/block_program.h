@@ -21,9 +21,11 @@
 
 #include "trace.h"
 
-/* Per-op counters, beside the per-exit execution counts.  Misses and
-   mispredicts settled by the join (sim.c) have a column of their own, so
-   that no counter is written by two threads. */
+/* Per-op counters, beside the per-exit execution counts.  The join
+   (sim.c) counts what it settles in a column of its own, so that it never
+   writes a counter the worker may be writing; LL misses it counts only
+   while no segment runs from the exact state, the one time a worker
+   counts them itself. */
 enum { OP_DONE, OP_MISS1, OP_MISSLL, OP_SETTLED, OP_COUNTERS };
 
 /* Steps are small: what a block's executions read should stay in the
