@@ -297,8 +297,8 @@ int cgt_decode_worker_take(struct cgt_decode_worker *w, struct cgt_segment_info 
 
 	pthread_mutex_lock(&d->lock);
 	/* A segment that goes on in the next frame: wait until its worker
-	   took the rest of it. */
-	while (d->continuing != NULL && d->continuing != w)
+	   took the rest of it (or gave up on it: cgt_decode_worker_close). */
+	while (d->continuing != NULL && d->continuing != w && !d->failed)
 		pthread_cond_wait(&d->cond, &d->lock);
 	int rc = d->failed ? (*e = d->error, -d->error.status) : take_frame(w, e);
 	if (rc > 0)
@@ -308,13 +308,14 @@ int cgt_decode_worker_take(struct cgt_decode_worker *w, struct cgt_segment_info 
 	w->in_events = 0;
 	if (rc <= 0)
 		return rc;
+	/* Applied in any case: later frames wait for it. */
+	rc = prepare_frame(w, e);
+	if (rc < 0)
+		return rc;
 	if (!w->frame.starts_segment)
 		return cgt_fail(e, cgt_err_corrupt,
 				"%s: byte offset %llu: a frame that continues a segment taken alone",
 				w->frame.path, (unsigned long long)w->frame.file_offset);
-	rc = prepare_frame(w, e);
-	if (rc < 0)
-		return rc;
 	cgt_events_state_reset(&w->state);
 	info->first = w->frame.index == 0;
 	info->cond_history = 0;
@@ -383,6 +384,15 @@ void cgt_decode_worker_close(struct cgt_decode_worker *w)
 {
 	if (w == NULL)
 		return;
+	/* Giving up on a segment that goes on: others may take frames again
+	   (the rest of it then fails as frames taken alone, after this
+	   worker's own error). */
+	pthread_mutex_lock(&w->d->lock);
+	if (w->d->continuing == w) {
+		w->d->continuing = NULL;
+		pthread_cond_broadcast(&w->d->cond);
+	}
+	pthread_mutex_unlock(&w->d->lock);
 	cgt_frame_free(&w->frame);
 	cgt_events_state_free(&w->state);
 	free(w->execs);
