@@ -37,6 +37,9 @@ struct cgt_mapping {
 
 int cgt_decoder_open(struct cgt_decoder **d, const char *path, struct cgt_error *e);
 const struct cgt_trace_header *cgt_decoder_header(const struct cgt_decoder *d);
+uint32_t cgt_decoder_version(const struct cgt_decoder *d);	/* of the trace format */
+/* Segments taken so far (all of them once the end is reached). */
+uint64_t cgt_decoder_segments(const struct cgt_decoder *d);
 
 /* 1: *b holds the next executions (valid until the next call); 0: end of
    the trace; negative: error. */

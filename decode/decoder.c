@@ -583,6 +583,16 @@ int cgt_decoder_next(struct cgt_decoder *d, struct cgt_batch *b, struct cgt_erro
 	}
 }
 
+uint32_t cgt_decoder_version(const struct cgt_decoder *d)
+{
+	return cgt_reader_version(d->reader);
+}
+
+uint64_t cgt_decoder_segments(const struct cgt_decoder *d)
+{
+	return d->segments_taken;
+}
+
 size_t cgt_decoder_first_modules(const struct cgt_decoder *d, const struct cgt_module **m)
 {
 	*m = d->first_modules;

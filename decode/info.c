@@ -52,17 +52,19 @@ static void print_pt(FILE *out, const struct cgt_pt_decoded *d)
 			cgt_format_count(d->samples, a), d->mem_period, cgt_format_count(d->samples_placed, b));
 }
 
-static void print_header(FILE *out, const char *path, const struct cgt_trace_header *h,
-			 uint64_t file_size)
+static void print_header(FILE *out, const char *path, const struct cgt_decoder *d)
 {
+	const struct cgt_trace_header *h = cgt_decoder_header(d);
+	uint64_t segments = cgt_decoder_segments(d);
 	char when[64] = "?";
 	time_t t = (time_t)(h->start_time_ns / 1000000000u);
 	struct tm tm;
 
 	if (gmtime_r(&t, &tm) != NULL)
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
-	fprintf(out, "trace:          %s (%" PRIu64 " bytes, format version %d)\n", path, file_size,
-		CGT_TRACE_VERSION);
+	fprintf(out, "trace:          %s (%" PRIu64 " bytes, format version %u, %" PRIu64 " segment%s)\n",
+		path, cgt_decoder_file_size(d), cgt_decoder_version(d), segments,
+		segments == 1 ? "" : "s");
 	fprintf(out, "backend:        %s (%s)\n", h->backend, h->recorder);
 	fprintf(out, "command:       ");
 	for (uint32_t i = 0; i < h->argc; i++)
@@ -136,7 +138,7 @@ int cgt_trace_info(FILE *out, const char *path, struct cgt_error *e)
 	const struct cgt_mapping *maps;
 	size_t n_maps = cgt_decoder_mappings(d, &maps);
 	const struct cgt_trace_end *end = cgt_decoder_end(d);
-	print_header(out, path, cgt_decoder_header(d), cgt_decoder_file_size(d));
+	print_header(out, path, d);
 	print_modules(out, maps, n_maps);
 	if (end == NULL)
 		fprintf(out, "end:            none recorded (the trace is incomplete)\n");
