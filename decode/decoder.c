@@ -27,9 +27,7 @@
 struct cgt_decoder {
 	struct cgt_reader *reader;
 	struct cgt_trace_header header;
-	struct cgt_frame first;		/* frame 0: read by open, taken first */
-	int first_pending;
-	struct cgt_module *first_modules;	/* its MODULE records */
+	struct cgt_module *first_modules;	/* the first frame's MODULE records */
 	size_t n_first_modules;
 
 	pthread_mutex_t lock;		/* everything below */
@@ -254,16 +252,9 @@ static int take_frame(struct cgt_decode_worker *w, struct cgt_error *e)
 {
 	struct cgt_decoder *d = w->d;
 
-	if (d->first_pending) {
-		struct cgt_frame mine = w->frame;
-		w->frame = d->first;
-		d->first = mine;
-		d->first_pending = 0;
-	} else {
-		int rc = cgt_reader_take_frame(d->reader, &w->frame, e);
-		if (rc <= 0)
-			return rc;
-	}
+	int rc = cgt_reader_take_frame(d->reader, &w->frame, e);
+	if (rc <= 0)
+		return rc;
 	d->continuing = w->frame.segment_continues ? w : NULL;
 	pthread_cond_broadcast(&d->cond);
 	return 1;
@@ -507,10 +498,10 @@ int cgt_decoder_open(struct cgt_decoder **out, const char *path, struct cgt_erro
 	pthread_cond_init(&d->cond, NULL);
 	rc = cgt_reader_open(&d->reader, path, e);
 	if (rc == 0) {
-		rc = cgt_reader_take_frame(d->reader, &d->first, e);
-		d->first_pending = rc > 0;
-		if (rc > 0)
-			rc = cgt_frame_next_record(&d->first, &rec, e);
+		/* A look at the first frame, which the first worker takes later. */
+		struct cgt_frame first = *cgt_reader_first_frame(d->reader);
+		cgt_frame_rewind(&first);
+		rc = cgt_frame_next_record(&first, &rec, e);
 		if (rc == 0)
 			rc = cgt_fail(e, cgt_err_corrupt, "%s: the trace has no records (expected a HEADER)",
 				      path);
@@ -522,7 +513,7 @@ int cgt_decoder_open(struct cgt_decoder **out, const char *path, struct cgt_erro
 		else if (rc > 0)
 			rc = cgt_header_decode(&d->header, &rec, e);
 		while (rc == 0) {
-			rc = cgt_frame_next_record(&d->first, &rec, e);
+			rc = cgt_frame_next_record(&first, &rec, e);
 			if (rc <= 0)
 				break;
 			rc = 0;
@@ -538,7 +529,6 @@ int cgt_decoder_open(struct cgt_decoder **out, const char *path, struct cgt_erro
 			rc = cgt_module_decode(&m[d->n_first_modules], &rec, e);
 			d->n_first_modules += rc == 0;
 		}
-		cgt_frame_rewind(&d->first);
 	}
 	if (rc == 0 && strcmp(d->header.backend, "pt") == 0 && !d->header.decoded.present) {
 		/* Packets, not executions: replay their stored decode. */
@@ -635,7 +625,6 @@ void cgt_decoder_close(struct cgt_decoder *d)
 	if (d == NULL)
 		return;
 	cgt_decode_worker_close(d->sequential);
-	cgt_frame_free(&d->first);
 	for (size_t i = 0; i < d->n_first_modules; i++)
 		cgt_module_free(&d->first_modules[i]);
 	free(d->first_modules);

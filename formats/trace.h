@@ -295,6 +295,10 @@ struct cgt_frame {
 	void *dctx;
 };
 
+/* Frame 0, decompressed (open read its stream header), for a look at its
+   records before anyone takes it; NULL once taken.  The caller reads a
+   copy of it and frees nothing. */
+const struct cgt_frame *cgt_reader_first_frame(const struct cgt_reader *r);
 /* The next frame, compressed: 1, 0 at the end of the trace, negative on
    error.  Thread-safe.  f is reused from call to call. */
 int cgt_reader_take_frame(struct cgt_reader *r, struct cgt_frame *f, struct cgt_error *e);

@@ -242,6 +242,11 @@ static int take_frame_locked(struct cgt_reader *r, struct cgt_frame *f, struct c
 	return 1;
 }
 
+const struct cgt_frame *cgt_reader_first_frame(const struct cgt_reader *r)
+{
+	return r->first_pending ? &r->first : NULL;
+}
+
 int cgt_reader_take_frame(struct cgt_reader *r, struct cgt_frame *f, struct cgt_error *e)
 {
 	pthread_mutex_lock(&r->lock);
