@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cursor.h"
+#include "put.h"
 #include "trace.h"
 #include "varint.h"
 
@@ -20,11 +21,7 @@ static int is_guarded(unsigned kind)
 
 int cgt_events_begin(struct cgt_buf *b, uint32_t tid)
 {
-	uint8_t *p = cgt_buf_reserve(b, CGT_VARINT_MAX);
-	if (p == NULL)
-		return -cgt_err_nomem;
-	b->len = (size_t)(cgt_put_varint(p, tid) - b->data);
-	return 0;
+	return put_varint(b, tid);
 }
 
 int cgt_events_encode(struct cgt_buf *b, struct cgt_block_table *t, struct cgt_block *blk,
@@ -113,11 +110,7 @@ static inline uint64_t fast_uvarint(const uint8_t **pp)
 
 int cgt_segment_encode(struct cgt_buf *b, uint64_t cond_history)
 {
-	uint8_t *p = cgt_buf_reserve(b, CGT_VARINT_MAX);
-	if (p == NULL)
-		return -cgt_err_nomem;
-	b->len = (size_t)(cgt_put_varint(p, cond_history) - b->data);
-	return 0;
+	return put_varint(b, cond_history);
 }
 
 int cgt_segment_decode(uint64_t *cond_history, const struct cgt_record *rec, struct cgt_error *e)

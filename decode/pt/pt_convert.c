@@ -341,7 +341,7 @@ static int finish_block(struct converter *c, struct thread *t, uint64_t next)
 	}
 	if (cgt_events_encode(&c->events_buf, &c->table, blk, exit, p->values) < 0)
 		return oom(c);
-	struct cgt_exec x = { .block = blk, .n_ops = exit ? blk->exit_ops[0] + 1 : blk->n_ops,
+	struct cgt_exec x = { .block = blk, .n_ops = blk->ops_in_prefix[exit],
 			      .exit = exit, .n_values = blk->values_in_prefix[exit], .tid = t->number,
 			      .block_id = blk->id, .values = p->values };
 	cgt_counts_add_exec(&c->counts, &x);

@@ -315,7 +315,7 @@ done:
 	if (cgt_events_encode(&c->pending, &c->blocks, blk, exit_ord, values) < 0)
 		return nomem(c);
 	struct cgt_exec x = { .block = blk,
-			      .n_ops = exit_ord ? blk->exit_ops[exit_ord - 1] + 1 : blk->n_ops,
+			      .n_ops = blk->ops_in_prefix[exit_ord],
 			      .exit = exit_ord, .n_values = blk->values_in_prefix[exit_ord],
 			      .tid = c->tid, .block_id = blk->id, .values = values };
 	cgt_counts_add_exec(&c->res->counts, &x);

@@ -158,7 +158,7 @@ void collapsed_insn(struct collapsed *c, const struct insn_exec *x)
 	uint32_t exit_ord = x->cond && x->taken ? 1 : 0;
 	if (cgt_events_encode(&c->events, &c->table, blk, exit_ord, values) < 0)
 		fail(c);
-	struct cgt_exec e = { .block = blk, .n_ops = exit_ord ? blk->exit_ops[0] + 1 : blk->n_ops,
+	struct cgt_exec e = { .block = blk, .n_ops = blk->ops_in_prefix[exit_ord],
 			      .exit = exit_ord, .n_values = blk->values_in_prefix[exit_ord],
 			      .tid = x->tid, .block_id = blk->id, .values = values };
 	cgt_counts_add_exec(&c->counts, &e);
