@@ -25,8 +25,6 @@ struct block_program *block_program_compile(const struct cgt_block *blk,
 	if (p == NULL)
 		return NULL;
 	struct block_program *bp = carve(&p, sizeof(*bp) + (n_exits + 1) * sizeof(*bp->prefixes));
-	bp->n_exits = n_exits;
-	bp->n_ops = n_ops;
 	bp->n_guarded = blk->n_guarded;
 	bp->fetches = carve(&p, blk->n_insns * sizeof(*bp->fetches));
 	bp->conds = carve(&p, n_exits * sizeof(*bp->conds));

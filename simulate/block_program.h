@@ -65,7 +65,6 @@ struct block_program {
 	uint32_t indirect_value;	/* index of the target among the values */
 	uint64_t indirect_pc;
 	uint32_t indirect_op;
-	uint32_t n_exits, n_ops;
 	uint32_t max_refs;	/* fetches + data of the longest prefix */
 	uint8_t *data_guarded;	/* only when n_guarded */
 	uint32_t *data_ops;

@@ -645,7 +645,7 @@ void cgt_sim_block_counts(const struct cgt_sim *s, const struct cgt_block *blk, 
 		/* Executions: every op of a prefix counts once per execution of it. */
 		for (uint32_t exit = 0; exit <= blk->n_exits; exit++) {
 			uint64_t n = st->prefixes[exit].executions;
-			uint32_t cut = exit ? blk->exit_ops[exit - 1] + 1 : blk->n_ops;
+			uint32_t cut = blk->ops_in_prefix[exit];
 			for (uint32_t k = 0; k < cut && n; k++) {
 				uint64_t *row = rows + (size_t)blk->ops[k].insn * CGT_N_EVENTS;
 				switch (blk->ops[k].kind) {
