@@ -545,15 +545,16 @@ int cgt_segment_decode(uint64_t *cond_history, const struct cgt_record *rec, str
 
 /* The delta state of one decoder of EVENTS: the previous values of every
    block's value ops.  Threads decoding different segments each have one. */
+#define CGT_SLOW_EXIT 0xFF
 struct cgt_events_state {
 	struct cgt_events_slot {
 		uint64_t *last;		/* [blk->n_values]; valid in segment `segment` */
 		const struct cgt_block *blk;
 		uint32_t segment;
-		/* A small block without guarded values (most are): its counts
-		   by exit, at hand in 32 bytes. */
-		uint8_t small;
-		uint8_t n_exits;	/* when small */
+		/* By the exit number in an execution's first byte: the counts
+		   of a small block without guarded values (most are), at hand
+		   in 32 bytes; CGT_SLOW_EXIT when the block or the exit is
+		   not such (exit 3 always is: more follows). */
 		uint8_t values_in_prefix[4], ops_in_prefix[4];
 	} *slots;			/* by block id */
 	uint32_t n_slots, cap_slots;	/* blocks this decoder may use */

@@ -142,13 +142,13 @@ int cgt_events_state_sync(struct cgt_events_state *s, const struct cgt_block_tab
 			return -cgt_err_nomem;
 		const struct cgt_block *blk = t->blocks[id];
 		struct cgt_events_slot *slot = &s->slots[id];
-		*slot = (struct cgt_events_slot){ last, blk, 0, 0, 0, { 0 }, { 0 } };
-		slot->small = blk->n_guarded == 0 && blk->n_exits <= 3 && blk->n_ops <= 255;
-		for (uint32_t k = 0; slot->small && k <= blk->n_exits; k++) {
-			slot->values_in_prefix[k] = (uint8_t)blk->values_in_prefix[k];
-			slot->ops_in_prefix[k] = (uint8_t)blk->ops_in_prefix[k];
+		*slot = (struct cgt_events_slot){ last, blk, 0, { 0 }, { 0 } };
+		int small = blk->n_guarded == 0 && blk->n_ops < CGT_SLOW_EXIT;
+		for (uint32_t k = 0; k < 4; k++) {
+			int fast = small && k < 3 && k <= blk->n_exits;
+			slot->values_in_prefix[k] = fast ? (uint8_t)blk->values_in_prefix[k] : CGT_SLOW_EXIT;
+			slot->ops_in_prefix[k] = fast ? (uint8_t)blk->ops_in_prefix[k] : CGT_SLOW_EXIT;
 		}
-		slot->n_exits = slot->small ? (uint8_t)blk->n_exits : 0;
 		s->n_slots = id + 1;
 	}
 	return 0;
@@ -172,8 +172,13 @@ static inline __attribute__((always_inline)) int events_next(struct cgt_events_c
 
 	if (c->p >= c->end)
 		return 0;
-	if (cgt_get_varint(&c->p, c->end, &head) < 0)
+	/* Block ids from 32 up take two bytes, the usual length. */
+	if (c->end - c->p >= 2 && c->p[0] >= 0x80 && c->p[1] < 0x80) {
+		head = (c->p[0] & 0x7fu) | (uint64_t)c->p[1] << 7;
+		c->p += 2;
+	} else if (cgt_get_varint(&c->p, c->end, &head) < 0) {
 		return events_fail(c, start, "a block execution", e);
+	}
 	uint64_t id = head >> 2;
 	if (id >= s->n_slots) {
 		char what[80];
@@ -185,7 +190,8 @@ static inline __attribute__((always_inline)) int events_next(struct cgt_events_c
 	const struct cgt_block *blk = slot->blk;
 	uint32_t n_values, n_ops;
 	exit_ord = head & 3;
-	if (__builtin_expect(slot->small && exit_ord <= slot->n_exits && exit_ord < 3, 1)) {
+	const int fast = slot->values_in_prefix[exit_ord] != CGT_SLOW_EXIT;
+	if (__builtin_expect(fast, 1)) {
 		n_values = slot->values_in_prefix[exit_ord];
 		n_ops = slot->ops_in_prefix[exit_ord];
 	} else {
@@ -208,7 +214,7 @@ static inline __attribute__((always_inline)) int events_next(struct cgt_events_c
 
 	size_t room = (size_t)(c->end - c->p);
 	uint64_t word;
-	const int unguarded = slot->small || blk->n_guarded == 0;
+	const int unguarded = fast || blk->n_guarded == 0;
 	if (n_values <= 8 && room >= 8 && unguarded &&
 	    (memcpy(&word, c->p, 8), (word & one_byte_mask[n_values]) == 0)) {
 		/* The common case: every delta fits one byte. */
