@@ -72,12 +72,12 @@ int cgt_events_open(struct cgt_events_cursor *c, const struct cgt_record *rec, s
 	return 0;
 }
 
-static int events_fail(const struct cgt_events_cursor *c, const uint8_t *at, const char *expected,
+static int events_fail(const struct cgt_record *rec, const uint8_t *at, const char *expected,
 		       struct cgt_error *e)
 {
 	struct cursor cur;
 
-	cursor_init(&cur, c->rec, e);
+	cursor_init(&cur, rec, e);
 	cur.p = at;
 	return cursor_fail(&cur, expected);
 }
@@ -162,31 +162,41 @@ void cgt_events_state_free(struct cgt_events_state *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static inline __attribute__((always_inline)) int events_next(struct cgt_events_cursor *c,
-							      struct cgt_events_state *s,
+/* What decoding an execution reads, in locals: through the cursor and
+   state the compiler would load it again after every store. */
+struct events_at {
+	const uint8_t *end;
+	struct cgt_events_slot *slots;
+	uint32_t n_slots, segment, tid;
+	const struct cgt_record *rec;
+};
+
+/* The next execution at *pp. */
+static inline __attribute__((always_inline)) int events_next(const uint8_t **pp,
+							      const struct events_at c,
 							      struct cgt_exec *x, uint64_t *values,
 							      struct cgt_error *e)
 {
-	const uint8_t *start = c->p;
+	const uint8_t *p = *pp, *const end = c.end, *const start = p;
 	uint64_t head, exit_ord;
 
-	if (c->p >= c->end)
+	if (p >= end)
 		return 0;
 	/* Block ids from 32 up take two bytes, the usual length. */
-	if (c->end - c->p >= 2 && c->p[0] >= 0x80 && c->p[1] < 0x80) {
-		head = (c->p[0] & 0x7fu) | (uint64_t)c->p[1] << 7;
-		c->p += 2;
-	} else if (cgt_get_varint(&c->p, c->end, &head) < 0) {
-		return events_fail(c, start, "a block execution", e);
+	if (end - p >= 2 && p[0] >= 0x80 && p[1] < 0x80) {
+		head = (p[0] & 0x7fu) | (uint64_t)p[1] << 7;
+		p += 2;
+	} else if (cgt_get_varint(&p, end, &head) < 0) {
+		return events_fail(c.rec, start, "a block execution", e);
 	}
 	uint64_t id = head >> 2;
-	if (id >= s->n_slots) {
+	if (id >= c.n_slots) {
 		char what[80];
 		snprintf(what, sizeof(what), "a block id below %u (the blocks defined so far)",
-			 s->n_slots);
-		return events_fail(c, start, what, e);
+			 c.n_slots);
+		return events_fail(c.rec, start, what, e);
 	}
-	struct cgt_events_slot *slot = &s->slots[id];
+	struct cgt_events_slot *slot = &c.slots[id];
 	const struct cgt_block *blk = slot->blk;
 	uint32_t n_values, n_ops;
 	exit_ord = head & 3;
@@ -197,54 +207,52 @@ static inline __attribute__((always_inline)) int events_next(struct cgt_events_c
 	} else {
 		if (exit_ord == 3) {
 			uint64_t more;
-			if (cgt_get_varint(&c->p, c->end, &more) < 0 || more > blk->n_exits)
-				return events_fail(c, start, "an exit number", e);
+			if (cgt_get_varint(&p, end, &more) < 0 || more > blk->n_exits)
+				return events_fail(c.rec, start, "an exit number", e);
 			exit_ord += more;
 		}
 		if (exit_ord > blk->n_exits)
-			return events_fail(c, start, "an exit number within the block's exits", e);
+			return events_fail(c.rec, start, "an exit number within the block's exits", e);
 		n_values = blk->values_in_prefix[exit_ord];
 		n_ops = blk->ops_in_prefix[exit_ord];
 	}
 	uint64_t *last = slot->last;
-	if (__builtin_expect(slot->segment != s->segment, 0)) {
+	if (__builtin_expect(slot->segment != c.segment, 0)) {
 		memset(last, 0, blk->n_values * sizeof(uint64_t));
-		slot->segment = s->segment;
+		slot->segment = c.segment;
 	}
 
-	size_t room = (size_t)(c->end - c->p);
+	size_t room = (size_t)(end - p);
 	uint64_t word;
 	const int unguarded = fast || blk->n_guarded == 0;
 	if (n_values <= 8 && room >= 8 && unguarded &&
-	    (memcpy(&word, c->p, 8), (word & one_byte_mask[n_values]) == 0)) {
+	    (memcpy(&word, p, 8), (word & one_byte_mask[n_values]) == 0)) {
 		/* The common case: every delta fits one byte. */
 		for (uint32_t j = 0; j < n_values; j++, word >>= 8) {
 			last[j] += (uint64_t)cgt_unzigzag(word & 0xff);
 			values[j] = last[j];
 		}
-		c->p += n_values;
+		p += n_values;
 	} else if (unguarded && room >= (size_t)n_values * CGT_VARINT_MAX) {
-		const uint8_t *p = c->p;
 		for (uint32_t j = 0; j < n_values; j++) {
 			last[j] += (uint64_t)cgt_unzigzag(fast_uvarint(&p));
 			values[j] = last[j];
 		}
-		c->p = p;
 	} else {
 		for (uint32_t j = 0; j < n_values; j++) {
 			uint32_t k = blk->value_ops[j];
-			const uint8_t *at = c->p;
+			const uint8_t *at = p;
 			if (is_guarded(blk->ops[k].kind)) {
-				if (c->p >= c->end || *c->p > 1)
-					return events_fail(c, at, "a guard byte (0 or 1)", e);
-				if (*c->p++ == 0) {
+				if (p >= end || *p > 1)
+					return events_fail(c.rec, at, "a guard byte (0 or 1)", e);
+				if (*p++ == 0) {
 					values[j] = CGT_NO_ACCESS;
 					continue;
 				}
 			}
 			int64_t delta;
-			if (cgt_get_svarint(&c->p, c->end, &delta) < 0)
-				return events_fail(c, at, "an address or target", e);
+			if (cgt_get_svarint(&p, end, &delta) < 0)
+				return events_fail(c.rec, at, "an address or target", e);
 			last[j] += (uint64_t)delta;
 			values[j] = last[j];
 		}
@@ -253,9 +261,10 @@ static inline __attribute__((always_inline)) int events_next(struct cgt_events_c
 	x->n_ops = n_ops;
 	x->n_values = n_values;
 	x->exit = (uint32_t)exit_ord;
-	x->tid = c->tid;
+	x->tid = c.tid;
 	x->block_id = (uint32_t)id;
 	x->values = values;
+	*pp = p;
 	return 1;
 }
 
@@ -264,15 +273,18 @@ int cgt_events_fill(struct cgt_events_cursor *c, struct cgt_events_state *s, str
 		    size_t *n_execs, size_t *n_values, struct cgt_error *e)
 {
 	size_t n = *n_execs, used = *n_values;
+	const uint8_t *p = c->p;
+	const struct events_at at = { c->end, s->slots, s->n_slots, s->segment, c->tid, c->rec };
 	int rc = 1;
 
 	while (n < max_execs && max_values - used >= max_block_values) {
-		rc = events_next(c, s, &execs[n], values + used, e);
+		rc = events_next(&p, at, &execs[n], values + used, e);
 		if (rc <= 0)
 			break;
 		used += execs[n].n_values;
 		n++;
 	}
+	c->p = p;
 	*n_execs = n;
 	*n_values = used;
 	return rc;
