@@ -265,13 +265,14 @@ static int run_batch(struct worker *w, struct segment *seg, struct cache_model *
 			}
 			misses = w->misses;
 		}
-		const struct prefix_plan plan = bp->prefixes[x->exit];
+		/* The plan read where used: a copy would be kept on the stack. */
+		struct prefix_plan *plan = &bp->prefixes[x->exit];
 		const uint64_t *v = x->values;
 		uint32_t n_miss = 0, events[2];
 		enum ref_outcome r;
 
-		bp->prefixes[x->exit].executions = plan.executions + 1;
-		for (uint32_t f = 0; f < plan.n_fetches; f++) {
+		plan->executions++;
+		for (uint32_t f = 0, n = plan->n_fetches; f < n; f++) {
 			const struct fetch_step *fs = &bp->fetches[f];
 			/* the usual case, a hit on the set's MRU line, found at once */
 			if (!fs->straddles && I1.tags[fs->set_at] == fs->addr >> I1.line_bits)
@@ -284,7 +285,7 @@ static int run_batch(struct worker *w, struct segment *seg, struct cache_model *
 		const uint32_t n_fetch_misses = n_miss;
 		if (__builtin_expect(bp->n_guarded == 0, 1)) {
 			const uint8_t *sizes = bp->data_sizes;
-			for (uint32_t j = 0; j < plan.n_data; j++) {
+			for (uint32_t j = 0, n = plan->n_data; j < n; j++) {
 				r = cache_ref(&D1, v[j], sizes[j], events);
 				if (__builtin_expect(r != REF_HIT, 0))
 					misses[n_miss++] = (struct l1_miss){ v[j], bp->data_ops[j], sizes[j],
@@ -292,7 +293,7 @@ static int run_batch(struct worker *w, struct segment *seg, struct cache_model *
 									     { events[0], events[1] } };
 			}
 		} else {
-			for (uint32_t j = 0; j < plan.n_data; j++) {
+			for (uint32_t j = 0, n = plan->n_data; j < n; j++) {
 				if (v[j] == CGT_NO_ACCESS)
 					continue;
 				if (bp->data_guarded[j])
@@ -311,9 +312,10 @@ static int run_batch(struct worker *w, struct segment *seg, struct cache_model *
 			rc = settle_misses(seg, LL, bp, misses, n_fetch_misses, n_miss);
 
 		const struct cond_step *conds = bp->conds;
-		for (uint32_t c = 0; c < plan.n_conds; c++) {
+		const uint32_t n_conds = plan->n_conds, last_taken = plan->exit_is_last_cond;
+		for (uint32_t c = 0; c < n_conds; c++) {
 			/* exits before the last one were not taken */
-			int taken = (int)conds[c].inverted ^ (plan.exit_is_last_cond & (c + 1 == plan.n_conds));
+			int taken = (int)(conds[c].inverted ^ (last_taken & (c + 1 == n_conds)));
 			uint32_t counter;
 			uint8_t state;
 			enum branch_outcome o = cond_branch(branches, &history, conds[c].pc, taken, &counter,
@@ -327,7 +329,7 @@ static int run_batch(struct worker *w, struct segment *seg, struct cache_model *
 					rc = -1;
 			}
 		}
-		if (plan.indirect) {
+		if (plan->indirect) {
 			uint32_t slot;
 			uint64_t target = v[bp->indirect_value];
 			enum branch_outcome o = indirect_branch(branches, bp->indirect_pc, target, &slot);
