@@ -31,6 +31,7 @@
 #include "block_program.h"
 #include "branch_model.h"
 #include "cache_model.h"
+#include "ll_model.h"
 #include "sim.h"
 
 enum { I1_CACHE, D1_CACHE };
@@ -98,7 +99,8 @@ struct cgt_sim {
 	struct block_program_options compile;
 
 	/* The exact state after the segments joined so far. */
-	struct cache_model I1, D1, LL;
+	struct cache_model I1, D1;
+	struct ll_model LL;
 	struct branch_model branches;
 	uint8_t *missed[2];		/* cache_settle's outcomes, I1 and D1 */
 
@@ -173,8 +175,8 @@ int cgt_sim_open(struct cgt_sim **out, const struct cgt_sim_options *o, uint32_t
 	branch_model_init(&s->branches, 1, 0);
 	if (o->cache_sim) {
 		if (caches_init(o, &s->I1, &s->D1) < 0 ||
-		    cache_model_init(&s->LL, (uint32_t)o->LL.size, (uint32_t)o->LL.assoc,
-				     (uint32_t)o->LL.line) < 0 ||
+		    ll_model_init(&s->LL, (uint32_t)o->LL.size, (uint32_t)o->LL.assoc,
+				  (uint32_t)o->LL.line) < 0 ||
 		    (s->missed[I1_CACHE] = malloc(cache_model_slots(&s->I1))) == NULL ||
 		    (s->missed[D1_CACHE] = malloc(cache_model_slots(&s->D1))) == NULL) {
 			cgt_sim_close(s);
@@ -219,7 +221,7 @@ static struct block_program *first_run(struct worker *w, const struct cgt_block 
 /* Sends an execution's L1 misses on in program order: m[0 .. n_fetch) are
    the fetch misses, m[n_fetch .. n) the data misses, each in op order.
    LL: the exact LL, or NULL to leave them for the join. */
-static int settle_misses(struct segment *seg, struct cache_model *LL, struct block_program *bp,
+static int settle_misses(struct segment *seg, struct ll_model *LL, struct block_program *bp,
 			 const struct l1_miss *m, uint32_t n_fetch, uint32_t n)
 {
 	uint32_t i = 0, j = n_fetch;
@@ -229,7 +231,7 @@ static int settle_misses(struct segment *seg, struct cache_model *LL, struct blo
 		uint64_t *row = bp->op_counts[next->op];
 		row[OP_MISS1] += !next->unknown;
 		if (LL != NULL) {
-			row[OP_MISSLL] += (uint64_t)cache_ref_is_miss(LL, next->addr, next->size);
+			row[OP_MISSLL] += (uint64_t)ll_ref_is_miss(LL, next->addr, next->size);
 			continue;
 		}
 		struct ll_ref ref = { next->addr, row, { next->events[0], next->events[1] }, next->size,
@@ -241,7 +243,7 @@ static int settle_misses(struct segment *seg, struct cache_model *LL, struct blo
 }
 
 /* Simulates a batch of the segment.  LL: as for settle_misses. */
-static int run_batch(struct worker *w, struct segment *seg, struct cache_model *LL,
+static int run_batch(struct worker *w, struct segment *seg, struct ll_model *LL,
 		     const struct cgt_batch *b)
 {
 	/* Models and plans in locals: through pointers the compiler would
@@ -377,7 +379,7 @@ static int join(struct cgt_sim *s, struct segment *seg)
 			/* LL's sets are far apart in memory and the references
 			   are all known: fetch the sets of later ones meanwhile. */
 			if (k + JOIN_PREFETCH < seg->ll.n)
-				cache_prefetch_set(&s->LL, seg->ll.v[k + JOIN_PREFETCH].addr);
+				ll_prefetch_set(&s->LL, seg->ll.v[k + JOIN_PREFETCH].addr);
 			if (ref->unknown) {
 				const uint8_t *missed = s->missed[ref->cache];
 				int miss = (ref->events[0] != CACHE_NO_EVENT && missed[ref->events[0]]) ||
@@ -387,7 +389,7 @@ static int join(struct cgt_sim *s, struct segment *seg)
 				ref->row[OP_SETTLED]++;
 			}
 			/* the rows are the workers': written only when counting */
-			if (cache_ref_is_miss(&s->LL, ref->addr, ref->size))
+			if (ll_ref_is_miss(&s->LL, ref->addr, ref->size))
 				ref->row[OP_MISSLL]++;
 		}
 		copy_state(&s->I1, &seg->I1);
@@ -510,7 +512,7 @@ static int simulate_segment(struct cgt_sim *s, struct worker *w, struct cgt_deco
 		}
 		branch_model_init(&seg->branches, 0, info->cond_history);
 	}
-	struct cache_model *LL = seg->exact && s->o.cache_sim ? &s->LL : NULL;
+	struct ll_model *LL = seg->exact && s->o.cache_sim ? &s->LL : NULL;
 	while ((rc = cgt_decode_worker_next(dw, &b, e)) > 0) {
 		if (run_batch(w, seg, LL, &b) < 0)
 			return cgt_fail(e, cgt_err_nomem, "out of memory");
@@ -711,7 +713,7 @@ void cgt_sim_close(struct cgt_sim *s)
 		return;
 	cache_model_free(&s->I1);
 	cache_model_free(&s->D1);
-	cache_model_free(&s->LL);
+	ll_model_free(&s->LL);
 	free(s->missed[I1_CACHE]);
 	free(s->missed[D1_CACHE]);
 	for (unsigned wi = 0; wi < s->n_workers; wi++) {

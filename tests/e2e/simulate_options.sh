@@ -32,6 +32,15 @@ for mode in "--cache-sim=no" "--cache-sim=no --branch-sim=yes" "--cache-sim=yes"
 	check "$mode: cachegrind.out identical to Cachegrind's" cmp -s cg.out ct.out
 done
 
+# LL's two layouts (simulate/ll_model.h): more than 16 ways; and too few
+# sets for 32-bit tags of the stack's addresses (the lanes give way).
+l1="--I1=32768,8,64 --D1=32768,8,64"
+for ll in --LL=3145728,24,64 --LL=16384,4,64; do
+	CG_OPTS="--cache-sim=yes $l1 $ll" cachegrind cg.out "$PROGS/loops"
+	"$CGTRACE" simulate -q $l1 $ll -o ct.out loops.zst
+	check "$ll: cachegrind.out identical to Cachegrind's" cmp -s cg.out ct.out
+done
+
 # The summary on stderr: Cachegrind's, line for line (its ==pid== prefix too).
 clean_env valgrind --tool=cachegrind --cache-sim=yes --branch-sim=yes $cfg \
 	--cachegrind-out-file=cg.out "$PROGS/loops" 2>cg.err >/dev/null
