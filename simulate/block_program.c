@@ -47,8 +47,9 @@ struct block_program *block_program_compile(const struct cgt_block *blk,
 			prev_last_line = last;
 			if (o->cache_sim && !same)
 				bp->fetches[fetches++] = (struct fetch_step){
-					in->addr, (uint32_t)((first & o->fetch_sets_mask) << o->fetch_way_bits),
-					(uint8_t)in->len, first != last, k
+					in->addr, first == last ? first : FETCH_STRADDLES,
+					(uint32_t)((first & o->fetch_sets_mask) << o->fetch_way_bits),
+					(uint8_t)in->len, k
 				};
 			break;
 		}

@@ -32,11 +32,17 @@ enum { OP_DONE, OP_MISS1, OP_MISSLL, OP_SETTLED, OP_COUNTERS };
    host's caches. */
 struct fetch_step {
 	uint64_t addr;
+	/* The usual fetch is a hit on its set's most recently used line:
+	   I1's tags[set_at] == line.  A fetch that straddles into the next
+	   line is never that usual one: its line is FETCH_STRADDLES. */
+	uint64_t line;
 	uint32_t set_at;	/* where the first byte's set starts in I1's tags */
 	uint8_t len;
-	uint8_t straddles;	/* into the next line */
 	uint32_t op;		/* index of the INSN op: its counters */
 };
+
+/* No block number (addresses shifted by a line size) nor CACHE_UNKNOWN. */
+#define FETCH_STRADDLES (UINT64_MAX - 1)
 
 struct cond_step {
 	uint32_t op;

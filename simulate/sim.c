@@ -277,7 +277,7 @@ static int run_batch(struct worker *w, struct segment *seg, struct ll_model *LL,
 		for (uint32_t f = 0, n = plan->n_fetches; f < n; f++) {
 			const struct fetch_step *fs = &bp->fetches[f];
 			/* the usual case, a hit on the set's MRU line, found at once */
-			if (!fs->straddles && I1.tags[fs->set_at] == fs->addr >> I1.line_bits)
+			if (I1.tags[fs->set_at] == fs->line)
 				continue;
 			r = cache_ref(&I1, fs->addr, fs->len, events);
 			if (__builtin_expect(r != REF_HIT, 0))
