@@ -25,7 +25,9 @@ int ll_model_init(struct ll_model *c, uint32_t size, uint32_t assoc, uint32_t li
 		return 0;
 	}
 	c->tags = aligned_alloc(64, sets * LL_LANES * sizeof(*c->tags));
-	c->ages = aligned_alloc(64, sets * LL_LANES);
+	/* aligned_alloc wants a multiple of the alignment: 1 or 2 sets of
+	   ages are less than one */
+	c->ages = aligned_alloc(64, (sets * LL_LANES + 63) & ~(uint64_t)63);
 	if (c->tags == NULL || c->ages == NULL)
 		return -1;
 	for (uint64_t s = 0; s < sets; s++)
