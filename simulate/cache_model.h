@@ -139,14 +139,6 @@ cache_ref(struct cache_model *c, uint64_t addr, uint32_t size, uint32_t events[2
 	return r1 | r2 ? REF_UNKNOWN : REF_HIT;
 }
 
-/* Asks the host to bring in the set of addr's line (its first ways). */
-static inline void cache_prefetch_set(const struct cache_model *c, uint64_t addr)
-{
-	const uint64_t *set = c->tags + (((addr >> c->line_bits) & c->sets_mask) << c->way_bits);
-	__builtin_prefetch(set);
-	__builtin_prefetch(set + 8);
-}
-
 /* A reference to a cache whose state is known: 1 if it missed. */
 static inline __attribute__((always_inline)) int cache_ref_is_miss(struct cache_model *c,
 								   uint64_t addr, uint32_t size)
