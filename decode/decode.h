@@ -2,6 +2,10 @@
  * Decoding: a trace file -> the executed instruction stream, in program
  * order, in batches of block executions.
  *
+ * A batch is read one execution at a time with cgt_batch_next, inline, so
+ * that the consumer's loop and the decoding compile into one; keep the
+ * batch in a local of that loop.
+ *
  * Each execution (struct cgt_exec, trace.h) names a block -- its
  * instructions and, in order, the ops they perform: instruction fetches,
  * data accesses with their sizes, conditional exits, the indirect branch --
@@ -24,10 +28,19 @@
 
 struct cgt_decoder;
 
+/* Executions in stream order (one EVENTS record's). */
 struct cgt_batch {
-	const struct cgt_exec *execs;
-	size_t n;
+	struct cgt_events_cursor events;
 };
+
+/* The batch's next execution: 1 (*x set, its values valid until the next
+   call), 0 at the batch's end, negative on error (e set). */
+static inline __attribute__((always_inline)) int cgt_batch_next(struct cgt_batch *b,
+								 struct cgt_exec *x,
+								 struct cgt_error *e)
+{
+	return cgt_events_next(&b->events, x, e);
+}
 
 struct cgt_mapping {
 	struct cgt_module module;
@@ -42,7 +55,8 @@ uint32_t cgt_decoder_version(const struct cgt_decoder *d);	/* of the trace forma
 uint64_t cgt_decoder_segments(const struct cgt_decoder *d);
 
 /* 1: *b holds the next executions (valid until the next call); 0: end of
-   the trace; negative: error. */
+   the trace; negative: error.  An error inside the batch comes from
+   cgt_batch_next. */
 int cgt_decoder_next(struct cgt_decoder *d, struct cgt_batch *b, struct cgt_error *e);
 
 /*
@@ -70,7 +84,7 @@ int cgt_decode_worker_open(struct cgt_decoder *d, struct cgt_decode_worker **w,
 int cgt_decode_worker_take(struct cgt_decode_worker *w, struct cgt_segment_info *info,
 			   struct cgt_error *e);
 /* The next executions of the segment taken: 1, 0 at its end, negative on
-   error. */
+   error (and cgt_batch_next's). */
 int cgt_decode_worker_next(struct cgt_decode_worker *w, struct cgt_batch *b, struct cgt_error *e);
 void cgt_decode_worker_close(struct cgt_decode_worker *w);
 

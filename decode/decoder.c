@@ -19,11 +19,6 @@
 
 #include "decode.h"
 
-/* A batch ends when either array is full: small enough to stay in the
-   host's level-1 cache between decoding and its consumer. */
-#define BATCH_EXECS 128
-#define BATCH_VALUES 1024
-
 struct cgt_decoder {
 	struct cgt_reader *reader;
 	struct cgt_trace_header header;
@@ -53,13 +48,10 @@ struct cgt_decode_worker {
 	struct cgt_frame frame;
 	struct cgt_events_state state;
 	uint32_t max_block_values;
-	struct cgt_events_cursor events;
 	struct cgt_record rec;
-	int in_events;
 	int in_segment;
-	struct cgt_exec *execs;
-	uint64_t *values;
-	size_t values_cap;
+	uint64_t *scratch;	/* the values of a batch's slow executions */
+	uint32_t scratch_cap;
 };
 
 static int add_mapping(struct cgt_decoder *d, const struct cgt_module *m, uint32_t epoch,
@@ -236,13 +228,12 @@ static int prepare_frame(struct cgt_decode_worker *w, struct cgt_error *e)
 	d->next_commit++;
 	pthread_cond_broadcast(&d->cond);
 	pthread_mutex_unlock(&d->lock);
-	/* Room for a batch of typical executions, whatever the largest. */
-	if (rc == 0 && w->values_cap < BATCH_VALUES + w->max_block_values) {
-		uint64_t *v = realloc(w->values, (BATCH_VALUES + w->max_block_values) * sizeof(*v));
+	if (rc == 0 && w->scratch_cap < w->max_block_values) {
+		uint64_t *v = realloc(w->scratch, w->max_block_values * sizeof(*v));
 		if (v == NULL)
 			return cgt_fail(e, cgt_err_nomem, "out of memory");
-		w->values = v;
-		w->values_cap = BATCH_VALUES + w->max_block_values;
+		w->scratch = v;
+		w->scratch_cap = w->max_block_values;
 	}
 	return rc;
 }
@@ -269,13 +260,6 @@ int cgt_decode_worker_open(struct cgt_decoder *d, struct cgt_decode_worker **out
 	if (w == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	w->d = d;
-	w->execs = malloc(BATCH_EXECS * sizeof(*w->execs));
-	w->values = malloc(BATCH_VALUES * sizeof(*w->values));
-	w->values_cap = BATCH_VALUES;
-	if (w->execs == NULL || w->values == NULL) {
-		cgt_decode_worker_close(w);
-		return cgt_fail(e, cgt_err_nomem, "out of memory");
-	}
 	*out = w;
 	return 0;
 }
@@ -296,7 +280,6 @@ int cgt_decode_worker_take(struct cgt_decode_worker *w, struct cgt_segment_info 
 		info->index = d->segments_taken++;
 	pthread_mutex_unlock(&d->lock);
 	w->in_segment = rc > 0;
-	w->in_events = 0;
 	if (rc <= 0)
 		return rc;
 	/* Applied in any case: later frames wait for it. */
@@ -317,9 +300,10 @@ int cgt_decode_worker_take(struct cgt_decode_worker *w, struct cgt_segment_info 
 	return 1;
 }
 
-/* The next record of the segment with executions: 1 (w->events open), 0
+/* The next record of the segment with executions: 1 (*c open on it), 0
    at the end of the segment, negative on error. */
-static int next_events(struct cgt_decode_worker *w, struct cgt_error *e)
+static int next_events(struct cgt_decode_worker *w, struct cgt_events_cursor *c,
+		       struct cgt_error *e)
 {
 	struct cgt_decoder *d = w->d;
 
@@ -330,7 +314,9 @@ static int next_events(struct cgt_decode_worker *w, struct cgt_error *e)
 		if (rc > 0 && w->rec.type == CGT_REC_SEGMENT)
 			cgt_events_state_reset(&w->state);
 		if (rc > 0 && w->rec.type == CGT_REC_EVENTS)
-			return cgt_events_open(&w->events, &w->rec, e) < 0 ? -e->status : 1;
+			return cgt_events_open(c, &w->rec, &w->state, w->scratch, e) < 0
+				       ? -e->status
+				       : 1;
 		if (rc > 0)
 			continue;
 		if (!w->frame.segment_continues)
@@ -347,28 +333,11 @@ static int next_events(struct cgt_decode_worker *w, struct cgt_error *e)
 
 int cgt_decode_worker_next(struct cgt_decode_worker *w, struct cgt_batch *b, struct cgt_error *e)
 {
-	size_t n = 0, used = 0;
-	int rc = 1;
-
-	while (w->in_segment && n < BATCH_EXECS && w->values_cap - used >= w->max_block_values) {
-		if (!w->in_events) {
-			rc = next_events(w, e);
-			if (rc < 0)
-				return rc;
-			w->in_events = rc == 1;
-			w->in_segment = rc == 1;
-			continue;
-		}
-		rc = cgt_events_fill(&w->events, &w->state, w->execs, BATCH_EXECS, w->values,
-				     w->values_cap, w->max_block_values, &n, &used, e);
-		if (rc < 0)
-			return rc;
-		if (rc == 0)
-			w->in_events = 0;
-	}
-	b->execs = w->execs;
-	b->n = n;
-	return n > 0;
+	if (!w->in_segment)
+		return 0;
+	int rc = next_events(w, &b->events, e);
+	w->in_segment = rc == 1;
+	return rc;
 }
 
 void cgt_decode_worker_close(struct cgt_decode_worker *w)
@@ -386,8 +355,7 @@ void cgt_decode_worker_close(struct cgt_decode_worker *w)
 	pthread_mutex_unlock(&w->d->lock);
 	cgt_frame_free(&w->frame);
 	cgt_events_state_free(&w->state);
-	free(w->execs);
-	free(w->values);
+	free(w->scratch);
 	free(w);
 }
 

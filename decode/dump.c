@@ -48,8 +48,9 @@ int cgt_trace_dump(FILE *out, const char *path, uint64_t limit, struct cgt_error
 	if (rc < 0)
 		return rc;
 	while ((limit == 0 || printed < limit) && (rc = cgt_decoder_next(d, &b, e)) > 0) {
-		for (size_t i = 0; i < b.n && (limit == 0 || printed < limit); i++) {
-			const struct cgt_exec *x = &b.execs[i];
+		struct cgt_exec exec = { 0 };
+		while ((limit == 0 || printed < limit) && (rc = cgt_batch_next(&b, &exec, e)) > 0) {
+			const struct cgt_exec *x = &exec;
 			const struct cgt_block *blk = x->block;
 			int open_line = 0;
 			uint32_t j = 0;	/* value ordinal */
@@ -74,6 +75,8 @@ int cgt_trace_dump(FILE *out, const char *path, uint64_t limit, struct cgt_error
 			if (open_line)
 				fputc('\n', out);
 		}
+		if (rc < 0)
+			break;
 	}
 	if (rc >= 0) {
 		const char *trunc = cgt_decoder_truncation(d);

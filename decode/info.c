@@ -127,9 +127,13 @@ int cgt_trace_info(FILE *out, const char *path, struct cgt_error *e)
 		return rc;
 	/* The END record has the counts, but only a full decode validates the
 	   whole file and gets the counts of a trace that has none. */
-	while ((rc = cgt_decoder_next(d, &b, e)) > 0)
-		for (size_t i = 0; i < b.n; i++)
-			cgt_counts_add_exec(&counted, &b.execs[i]);
+	while ((rc = cgt_decoder_next(d, &b, e)) > 0) {
+		struct cgt_exec x = { 0 };
+		while ((rc = cgt_batch_next(&b, &x, e)) > 0)
+			cgt_counts_add_exec(&counted, &x);
+		if (rc < 0)
+			break;
+	}
 	if (rc < 0) {
 		cgt_decoder_close(d);
 		return rc;

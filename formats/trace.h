@@ -571,22 +571,27 @@ static inline void cgt_events_state_reset(struct cgt_events_state *s)
 }
 void cgt_events_state_free(struct cgt_events_state *s);
 
-/* Decoding an EVENTS payload. */
+/* Decoding an EVENTS payload, one execution at a time: cgt_events_next
+   (trace_events_next.h) is inline, so that a consumer's loop and the
+   decoding compile into one loop with no array between them. */
 struct cgt_events_cursor {
 	const uint8_t *p, *end;
-	const struct cgt_record *rec;
+	/* the delta state's, as at the open: a payload defines no blocks */
+	struct cgt_events_slot *slots;
+	uint32_t n_slots, segment;
 	uint32_t tid;
+	/* room for the values of any block, for an execution whose values
+	   are not just the delta state's (guards, the payload's end) */
+	uint64_t *scratch;
+	const struct cgt_record *rec;
 };
 
-int cgt_events_open(struct cgt_events_cursor *c, const struct cgt_record *rec, struct cgt_error *e);
+/* s: the delta state the payload's executions continue (cgt_events_next
+   updates it).  scratch: room for the most values any block of s has. */
+int cgt_events_open(struct cgt_events_cursor *c, const struct cgt_record *rec,
+		    const struct cgt_events_state *s, uint64_t *scratch, struct cgt_error *e);
 
-/* Decodes executions into execs[*n_execs ..] and their values into
-   values[*n_values ..] until the payload ends (0), either array would
-   overflow (1; max_block_values: the most values any block has) or an
-   error (negative); *n_execs and *n_values advance. */
-int cgt_events_fill(struct cgt_events_cursor *c, struct cgt_events_state *s, struct cgt_exec *execs,
-		    size_t max_execs, uint64_t *values, size_t max_values, uint32_t max_block_values,
-		    size_t *n_execs, size_t *n_values, struct cgt_error *e);
+#include "trace_events_next.h"
 
 /* Adds one execution to counts (the totals an END record carries). */
 void cgt_counts_add_exec(struct cgt_trace_counts *counts, const struct cgt_exec *x);

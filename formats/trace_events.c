@@ -4,6 +4,7 @@
  * by, then its values, each coded as the difference from the value the same
  * op had at its previous execution in the segment (so loops code to a byte
  * or two); and the SEGMENT record, where those differences restart.
+ * Decoding an execution is inline: trace_events_next.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,11 +14,6 @@
 #include "put.h"
 #include "trace.h"
 #include "varint.h"
-
-static int is_guarded(unsigned kind)
-{
-	return kind == CGT_OP_READ_GUARDED || kind == CGT_OP_WRITE_GUARDED;
-}
 
 int cgt_events_begin(struct cgt_buf *b, uint32_t tid)
 {
@@ -44,7 +40,7 @@ int cgt_events_encode(struct cgt_buf *b, struct cgt_block_table *t, struct cgt_b
 	for (uint32_t j = 0; j < blk->values_in_prefix[exit_ord]; j++) {
 		uint32_t k = blk->value_ops[j];
 		uint64_t v = values[j];
-		if (is_guarded(blk->ops[k].kind)) {
+		if (cgt_op_is_guarded(blk->ops[k].kind)) {
 			*p++ = v != CGT_NO_ACCESS;
 			if (v == CGT_NO_ACCESS)
 				continue;
@@ -56,7 +52,8 @@ int cgt_events_encode(struct cgt_buf *b, struct cgt_block_table *t, struct cgt_b
 	return 0;
 }
 
-int cgt_events_open(struct cgt_events_cursor *c, const struct cgt_record *rec, struct cgt_error *e)
+int cgt_events_open(struct cgt_events_cursor *c, const struct cgt_record *rec,
+		    const struct cgt_events_state *s, uint64_t *scratch, struct cgt_error *e)
 {
 	struct cursor cur;
 	uint64_t tid;
@@ -67,12 +64,16 @@ int cgt_events_open(struct cgt_events_cursor *c, const struct cgt_record *rec, s
 		return rc;
 	c->p = cur.p;
 	c->end = cur.end;
-	c->rec = rec;
+	c->slots = s->slots;
+	c->n_slots = s->n_slots;
+	c->segment = s->segment;
 	c->tid = (uint32_t)tid;
+	c->scratch = scratch;
+	c->rec = rec;
 	return 0;
 }
 
-static int events_fail(const struct cgt_record *rec, const uint8_t *at, const char *expected,
+int cgt_events_fail_at(const struct cgt_record *rec, const uint8_t *at, const char *expected,
 		       struct cgt_error *e)
 {
 	struct cursor cur;
@@ -82,30 +83,13 @@ static int events_fail(const struct cgt_record *rec, const uint8_t *at, const ch
 	return cursor_fail(&cur, expected);
 }
 
-/* The high bits of the first n bytes of a little-endian word: all clear,
-   n one-byte varints. */
-static const uint64_t one_byte_mask[9] = {
-	0, 0x80, 0x8080, 0x808080, 0x80808080, 0x8080808080, 0x808080808080, 0x80808080808080,
-	0x8080808080808080,
-};
-
-/* The values of an execution whose every read stays within the record
-   (checked by the caller): no bounds checks per byte. */
-static inline uint64_t fast_uvarint(const uint8_t **pp)
+int cgt_events_fail_block_id(const struct cgt_record *rec, const uint8_t *at, uint32_t n_slots,
+			     struct cgt_error *e)
 {
-	const uint8_t *p = *pp;
-	uint64_t v = *p++;
-	if (v >= 0x80) {
-		v &= 0x7f;
-		for (unsigned shift = 7;; shift += 7) {
-			uint8_t b = *p++;
-			v |= (uint64_t)(b & 0x7f) << shift;
-			if (b < 0x80 || shift >= 63)
-				break;
-		}
-	}
-	*pp = p;
-	return v;
+	char what[80];
+
+	snprintf(what, sizeof(what), "a block id below %u (the blocks defined so far)", n_slots);
+	return cgt_events_fail_at(rec, at, what, e);
 }
 
 int cgt_segment_encode(struct cgt_buf *b, uint64_t cond_history)
@@ -160,134 +144,6 @@ void cgt_events_state_free(struct cgt_events_state *s)
 		free(s->slots[id].last);
 	free(s->slots);
 	memset(s, 0, sizeof(*s));
-}
-
-/* What decoding an execution reads, in locals: through the cursor and
-   state the compiler would load it again after every store. */
-struct events_at {
-	const uint8_t *end;
-	struct cgt_events_slot *slots;
-	uint32_t n_slots, segment, tid;
-	const struct cgt_record *rec;
-};
-
-/* The next execution at *pp. */
-static inline __attribute__((always_inline)) int events_next(const uint8_t **pp,
-							      const struct events_at c,
-							      struct cgt_exec *x, uint64_t *values,
-							      struct cgt_error *e)
-{
-	const uint8_t *p = *pp, *const end = c.end, *const start = p;
-	uint64_t head, exit_ord;
-
-	if (p >= end)
-		return 0;
-	/* Block ids from 32 up take two bytes, the usual length. */
-	if (end - p >= 2 && p[0] >= 0x80 && p[1] < 0x80) {
-		head = (p[0] & 0x7fu) | (uint64_t)p[1] << 7;
-		p += 2;
-	} else if (cgt_get_varint(&p, end, &head) < 0) {
-		return events_fail(c.rec, start, "a block execution", e);
-	}
-	uint64_t id = head >> 2;
-	if (id >= c.n_slots) {
-		char what[80];
-		snprintf(what, sizeof(what), "a block id below %u (the blocks defined so far)",
-			 c.n_slots);
-		return events_fail(c.rec, start, what, e);
-	}
-	struct cgt_events_slot *slot = &c.slots[id];
-	const struct cgt_block *blk = slot->blk;
-	uint32_t n_values, n_ops;
-	exit_ord = head & 3;
-	const int fast = slot->values_in_prefix[exit_ord] != CGT_SLOW_EXIT;
-	if (__builtin_expect(fast, 1)) {
-		n_values = slot->values_in_prefix[exit_ord];
-		n_ops = slot->ops_in_prefix[exit_ord];
-	} else {
-		if (exit_ord == 3) {
-			uint64_t more;
-			if (cgt_get_varint(&p, end, &more) < 0 || more > blk->n_exits)
-				return events_fail(c.rec, start, "an exit number", e);
-			exit_ord += more;
-		}
-		if (exit_ord > blk->n_exits)
-			return events_fail(c.rec, start, "an exit number within the block's exits", e);
-		n_values = blk->values_in_prefix[exit_ord];
-		n_ops = blk->ops_in_prefix[exit_ord];
-	}
-	uint64_t *last = slot->last;
-	if (__builtin_expect(slot->segment != c.segment, 0)) {
-		memset(last, 0, blk->n_values * sizeof(uint64_t));
-		slot->segment = c.segment;
-	}
-
-	size_t room = (size_t)(end - p);
-	uint64_t word;
-	const int unguarded = fast || blk->n_guarded == 0;
-	if (n_values <= 8 && room >= 8 && unguarded &&
-	    (memcpy(&word, p, 8), (word & one_byte_mask[n_values]) == 0)) {
-		/* The common case: every delta fits one byte. */
-		for (uint32_t j = 0; j < n_values; j++, word >>= 8) {
-			last[j] += (uint64_t)cgt_unzigzag(word & 0xff);
-			values[j] = last[j];
-		}
-		p += n_values;
-	} else if (unguarded && room >= (size_t)n_values * CGT_VARINT_MAX) {
-		for (uint32_t j = 0; j < n_values; j++) {
-			last[j] += (uint64_t)cgt_unzigzag(fast_uvarint(&p));
-			values[j] = last[j];
-		}
-	} else {
-		for (uint32_t j = 0; j < n_values; j++) {
-			uint32_t k = blk->value_ops[j];
-			const uint8_t *at = p;
-			if (is_guarded(blk->ops[k].kind)) {
-				if (p >= end || *p > 1)
-					return events_fail(c.rec, at, "a guard byte (0 or 1)", e);
-				if (*p++ == 0) {
-					values[j] = CGT_NO_ACCESS;
-					continue;
-				}
-			}
-			int64_t delta;
-			if (cgt_get_svarint(&p, end, &delta) < 0)
-				return events_fail(c.rec, at, "an address or target", e);
-			last[j] += (uint64_t)delta;
-			values[j] = last[j];
-		}
-	}
-	x->block = blk;
-	x->n_ops = n_ops;
-	x->n_values = n_values;
-	x->exit = (uint32_t)exit_ord;
-	x->tid = c.tid;
-	x->block_id = (uint32_t)id;
-	x->values = values;
-	*pp = p;
-	return 1;
-}
-
-int cgt_events_fill(struct cgt_events_cursor *c, struct cgt_events_state *s, struct cgt_exec *execs,
-		    size_t max_execs, uint64_t *values, size_t max_values, uint32_t max_block_values,
-		    size_t *n_execs, size_t *n_values, struct cgt_error *e)
-{
-	size_t n = *n_execs, used = *n_values;
-	const uint8_t *p = c->p;
-	const struct events_at at = { c->end, s->slots, s->n_slots, s->segment, c->tid, c->rec };
-	int rc = 1;
-
-	while (n < max_execs && max_values - used >= max_block_values) {
-		rc = events_next(&p, at, &execs[n], values + used, e);
-		if (rc <= 0)
-			break;
-		used += execs[n].n_values;
-		n++;
-	}
-	c->p = p;
-	*n_execs = n;
-	*n_values = used;
-	return rc;
 }
 
 void cgt_counts_add_exec(struct cgt_trace_counts *n, const struct cgt_exec *x)

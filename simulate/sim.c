@@ -242,10 +242,15 @@ static int settle_misses(struct segment *seg, struct ll_model *LL, struct block_
 	return 0;
 }
 
-/* Simulates a batch of the segment.  LL: as for settle_misses. */
+/* Simulates a batch of the segment.  LL: as for settle_misses.  count_insns:
+   add the instructions simulated to seg->insns (for progress).  0, or
+   negative on error (e set). */
 static int run_batch(struct worker *w, struct segment *seg, struct ll_model *LL,
-		     const struct cgt_batch *b)
+		     const struct cgt_batch *batch, int count_insns, struct cgt_error *e)
 {
+	/* The batch in a local: the decoding's cursor stays in registers. */
+	struct cgt_batch b = *batch;
+	struct cgt_exec exec = { 0 };
 	/* Models and plans in locals: through pointers the compiler would
 	   reload them after every store. */
 	struct cache_model I1 = seg->I1, D1 = seg->D1;
@@ -253,20 +258,22 @@ static int run_batch(struct worker *w, struct segment *seg, struct ll_model *LL,
 	uint64_t history = branches->history;
 	const int cache_sim = w->s->o.cache_sim;
 	struct l1_miss *misses = w->misses;
-	int rc = 0;
+	int rc, out_of_memory = 0;
 
-	for (size_t i = 0; i < b->n && rc == 0; i++) {
-		const struct cgt_exec *x = &b->execs[i];
+	while (!out_of_memory && (rc = cgt_batch_next(&b, &exec, e)) > 0) {
+		const struct cgt_exec *x = &exec;
 		const uint32_t id = x->block_id;
 		struct block_program *bp = id < w->n_programs ? w->programs[id] : NULL;
 		if (__builtin_expect(bp == NULL, 0)) {
 			bp = first_run(w, x->block);
 			if (bp == NULL) {
-				rc = -1;
+				out_of_memory = 1;
 				break;
 			}
 			misses = w->misses;
 		}
+		if (count_insns)
+			seg->insns += x->block->prefix_counts[x->exit].insns;
 		/* The plan read where used: a copy would be kept on the stack. */
 		struct prefix_plan *plan = &bp->prefixes[x->exit];
 		const uint64_t *v = x->values;
@@ -310,8 +317,9 @@ static int run_batch(struct worker *w, struct segment *seg, struct ll_model *LL,
 									     { events[0], events[1] } };
 			}
 		}
-		if (__builtin_expect(n_miss != 0, 0))
-			rc = settle_misses(seg, LL, bp, misses, n_fetch_misses, n_miss);
+		if (__builtin_expect(n_miss != 0, 0) &&
+		    settle_misses(seg, LL, bp, misses, n_fetch_misses, n_miss) < 0)
+			out_of_memory = 1;
 
 		const struct cond_step *conds = bp->conds;
 		const uint32_t n_conds = plan->n_conds, last_taken = plan->exit_is_last_cond;
@@ -328,7 +336,7 @@ static int run_batch(struct worker *w, struct segment *seg, struct ll_model *LL,
 				struct cond_unknown u = { bp->op_counts[conds[c].op], counter, state,
 							  (uint8_t)taken };
 				if (PUSH(seg->conds, u) < 0)
-					rc = -1;
+					out_of_memory = 1;
 			}
 		}
 		if (plan->indirect) {
@@ -340,14 +348,14 @@ static int run_batch(struct worker *w, struct segment *seg, struct ll_model *LL,
 			} else if (__builtin_expect(o == BRANCH_UNKNOWN, 0)) {
 				struct target_unknown u = { bp->op_counts[bp->indirect_op], target, slot };
 				if (PUSH(seg->targets, u) < 0)
-					rc = -1;
+					out_of_memory = 1;
 			}
 		}
 	}
 	seg->I1 = I1;
 	seg->D1 = D1;
 	branches->history = history;
-	return rc;
+	return out_of_memory ? cgt_fail(e, cgt_err_nomem, "out of memory") : rc;
 }
 
 /* ---- The join ---------------------------------------------------------- */
@@ -514,11 +522,8 @@ static int simulate_segment(struct cgt_sim *s, struct worker *w, struct cgt_deco
 	}
 	struct ll_model *LL = seg->exact && s->o.cache_sim ? &s->LL : NULL;
 	while ((rc = cgt_decode_worker_next(dw, &b, e)) > 0) {
-		if (run_batch(w, seg, LL, &b) < 0)
-			return cgt_fail(e, cgt_err_nomem, "out of memory");
-		if (progress != NULL)
-			for (size_t i = 0; i < b.n; i++)
-				seg->insns += b.execs[i].block->prefix_counts[b.execs[i].exit].insns;
+		if (run_batch(w, seg, LL, &b, progress != NULL, e) < 0)
+			return -e->status;
 		/* A segment before this one failed: this one does not count.  (One
 		   after it does not stop it: the first error in the trace is the
 		   one reported, whatever the threads' timing.) */

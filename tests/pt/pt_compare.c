@@ -56,7 +56,8 @@ struct step {
 struct stream {
 	struct cgt_decoder *d;
 	struct cgt_batch b;
-	size_t exec;
+	struct cgt_exec x;	/* the execution being walked (op < x.n_ops) */
+	int in_batch;
 	uint32_t op;
 	uint32_t value;
 	int done;
@@ -68,8 +69,12 @@ static int next_step(struct stream *s, struct step *out)
 	for (;;) {
 		if (s->done)
 			return 0;
-		if (s->exec >= s->b.n) {
-			int rc = cgt_decoder_next(s->d, &s->b, &e);
+		if (s->op >= s->x.n_ops) {
+			int rc = s->in_batch ? cgt_batch_next(&s->b, &s->x, &e) : 0;
+			if (rc == 0 && (rc = cgt_decoder_next(s->d, &s->b, &e)) > 0) {
+				s->in_batch = 1;
+				continue;
+			}
 			if (rc < 0) {
 				fprintf(stderr, "pt-compare: %s\n", e.msg);
 				exit(1);
@@ -78,19 +83,12 @@ static int next_step(struct stream *s, struct step *out)
 				s->done = 1;
 				return 0;
 			}
-			s->exec = 0;
 			s->op = 0;
 			s->value = 0;
 			continue;
 		}
-		const struct cgt_exec *x = &s->b.execs[s->exec];
+		const struct cgt_exec *x = &s->x;
 		const struct cgt_block *blk = x->block;
-		if (s->op >= x->n_ops) {
-			s->exec++;
-			s->op = 0;
-			s->value = 0;
-			continue;
-		}
 		/* At an INSN op: gather the instruction's ops. */
 		const struct cgt_op *op = &blk->ops[s->op++];
 		memset(out, 0, sizeof(*out));

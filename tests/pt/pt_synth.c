@@ -65,8 +65,9 @@ static void scan_switches(struct cgt_decoder *d, struct resume *r)
 
 	memset(pending, 0, sizeof(pending));
 	while ((rc = cgt_decoder_next(d, &b, &e)) > 0) {
-		for (size_t i = 0; i < b.n; i++) {
-			const struct cgt_exec *x = &b.execs[i];
+		struct cgt_exec exec = { 0 };
+		while ((rc = cgt_batch_next(&b, &exec, &e)) > 0) {
+			const struct cgt_exec *x = &exec;
 			if (x->tid >= 1024) {
 				fprintf(stderr, "pt-synth: thread %u: too many threads\n", x->tid);
 				exit(1);
@@ -85,6 +86,8 @@ static void scan_switches(struct cgt_decoder *d, struct resume *r)
 			}
 			last_tid = x->tid;
 		}
+		if (rc < 0)
+			break;
 	}
 	if (rc < 0) {
 		fprintf(stderr, "pt-synth: %s\n", e.msg);
@@ -269,8 +272,9 @@ static void walk(struct synth *s, struct cgt_decoder *d)
 	int rc;
 
 	while ((rc = cgt_decoder_next(d, &b, &e)) > 0) {
-		for (size_t i = 0; i < b.n; i++) {
-			const struct cgt_exec *ex = &b.execs[i];
+		struct cgt_exec exec = { 0 };
+		while ((rc = cgt_batch_next(&b, &exec, &e)) > 0) {
+			const struct cgt_exec *ex = &exec;
 			const struct cgt_block *blk = ex->block;
 			struct insn_exec x = { 0 };
 			const struct x86_insn *in = NULL;
@@ -298,6 +302,8 @@ static void walk(struct synth *s, struct cgt_decoder *d)
 			if (open)
 				next_insn(s, &x, in);
 		}
+		if (rc < 0)
+			break;
 	}
 	if (rc < 0) {
 		fprintf(stderr, "pt-synth: %s\n", e.msg);

@@ -98,13 +98,14 @@ static void blocks_round_trip(void)
 	cgt_block_table_free(&b);
 }
 
-/* One execution through cgt_events_fill: 1, 0 at the end, negative. */
-static int next_exec(struct cgt_events_cursor *c, struct cgt_events_state *s, struct cgt_exec *x,
-		     uint64_t *out, struct cgt_error *e)
+/* One execution, its values copied to out: 1, 0 at the end, negative. */
+static int next_exec(struct cgt_events_cursor *c, struct cgt_exec *x, uint64_t *out,
+		     struct cgt_error *e)
 {
-	size_t n = 0, used = 0;
-	int rc = cgt_events_fill(c, s, x, 1, out, 9, 9, &n, &used, e);
-	return rc < 0 ? rc : (int)n;
+	int rc = cgt_events_next(c, x, e);
+	if (rc == 1)
+		memcpy(out, x->values, x->n_values * sizeof(*out));
+	return rc;
 }
 
 static void events_round_trip(void)
@@ -113,7 +114,7 @@ static void events_round_trip(void)
 	struct cgt_buf buf = { 0 };
 	struct cgt_error e;
 	const char *why;
-	uint64_t in[9], out[9];
+	uint64_t in[9], out[9], scratch[9];
 
 	struct cgt_events_state state = { 0 };
 	CHECK(cgt_block_table_add(&enc, insns, 3, ops, 9, 0, &why) == 0);
@@ -134,10 +135,10 @@ static void events_round_trip(void)
 
 	struct cgt_record rec = record_of(&buf, CGT_REC_EVENTS);
 	struct cgt_events_cursor c;
-	struct cgt_exec x;
+	struct cgt_exec x = { 0 };
 	struct cgt_trace_counts n = { 0 };
-	CHECK(cgt_events_open(&c, &rec, &e) == 0);
-	CHECK(next_exec(&c, &state, &x, out, &e) == 1);
+	CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) == 0);
+	CHECK(next_exec(&c, &x, out, &e) == 1);
 	CHECK_EQ(x.tid, 3);
 	CHECK_EQ(x.n_ops, 9);
 	CHECK_EQ(x.exit, 0);
@@ -146,7 +147,7 @@ static void events_round_trip(void)
 	CHECK_EQ(out[2], 0x9000);
 	CHECK_EQ(out[3], 0x2000);
 	cgt_counts_add_exec(&n, &x);
-	CHECK(next_exec(&c, &state, &x, out, &e) == 1);
+	CHECK(next_exec(&c, &x, out, &e) == 1);
 	CHECK_EQ(x.n_ops, 7);
 	CHECK_EQ(x.exit, 2);
 	CHECK_EQ(out[0], 0x7008);
@@ -154,12 +155,12 @@ static void events_round_trip(void)
 	CHECK(out[2] == CGT_NO_ACCESS);
 	CHECK_EQ(x.exit, 2);	/* the EXIT op was where it left */
 	cgt_counts_add_exec(&n, &x);
-	CHECK(next_exec(&c, &state, &x, out, &e) == 1);
+	CHECK(next_exec(&c, &x, out, &e) == 1);
 	CHECK_EQ(x.n_ops, 3);
 	CHECK_EQ(out[0], 0x6000);
 	CHECK_EQ(cgt_exec_branch_taken(&x, 2), 0);	/* COND_INV left: not taken */
 	cgt_counts_add_exec(&n, &x);
-	CHECK(next_exec(&c, &state, &x, out, &e) == 0);
+	CHECK(next_exec(&c, &x, out, &e) == 0);
 
 	CHECK_EQ(n.block_execs, 3);
 	CHECK_EQ(n.insns, 3 + 2 + 1);
@@ -181,9 +182,9 @@ static void segments_restart_deltas_and_carry_history(void)
 	struct cgt_events_state state = { 0 };
 	struct cgt_error e;
 	const char *why;
-	uint64_t in[9] = { 0x7000, 0x8000, 0x9000, 0x2000 }, out[9];
+	uint64_t in[9] = { 0x7000, 0x8000, 0x9000, 0x2000 }, out[9], scratch[9];
 	struct cgt_events_cursor c;
-	struct cgt_exec x;
+	struct cgt_exec x = { 0 };
 
 	CHECK(cgt_block_table_add(&enc, insns, 3, ops, 9, 0, &why) == 0);
 	CHECK(cgt_block_table_add(&dec, insns, 3, ops, 9, 0, &why) == 0);
@@ -206,19 +207,19 @@ static void segments_restart_deltas_and_carry_history(void)
 	CHECK(cgt_events_state_sync(&state, &dec) == 0);
 	cgt_events_state_reset(&state);
 	struct cgt_record rec = record_of(&second, CGT_REC_EVENTS);
-	CHECK(cgt_events_open(&c, &rec, &e) == 0);
-	CHECK(next_exec(&c, &state, &x, out, &e) == 1);
+	CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) == 0);
+	CHECK(next_exec(&c, &x, out, &e) == 1);
 	CHECK_EQ(out[0], 0x7000);
 	CHECK_EQ(out[3], 0x2000);
 	/* ... and one that read the first segment resets at the second */
 	rec = record_of(&first, CGT_REC_EVENTS);
-	CHECK(cgt_events_open(&c, &rec, &e) == 0);
-	CHECK(next_exec(&c, &state, &x, out, &e) == 1);
-	CHECK(next_exec(&c, &state, &x, out, &e) == 1);
+	CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) == 0);
+	CHECK(next_exec(&c, &x, out, &e) == 1);
+	CHECK(next_exec(&c, &x, out, &e) == 1);
 	cgt_events_state_reset(&state);
 	rec = record_of(&second, CGT_REC_EVENTS);
-	CHECK(cgt_events_open(&c, &rec, &e) == 0);
-	CHECK(next_exec(&c, &state, &x, out, &e) == 1);
+	CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) == 0);
+	CHECK(next_exec(&c, &x, out, &e) == 1);
 	CHECK_EQ(out[1], 0x8000);
 
 	struct cgt_buf seg = { 0 };
@@ -235,14 +236,61 @@ static void segments_restart_deltas_and_carry_history(void)
 	cgt_events_state_free(&state);
 }
 
+/* A block without guards decodes by one of three paths: every delta one
+   byte, longer deltas, or (near the payload's end) bounds-checked. */
+static void unguarded_values_by_every_path(void)
+{
+	static const struct cgt_op plain[] = {
+		{ CGT_OP_INSN, 0, 0, 0 }, { CGT_OP_READ, 0, 0, 8 },   { CGT_OP_INSN, 0, 1, 0 },
+		{ CGT_OP_WRITE, 0, 1, 8 }, { CGT_OP_INSN, 0, 2, 0 }, { CGT_OP_INDIRECT, 0, 2, 0 },
+	};
+	static const uint64_t in[][3] = {
+		{ 0x10, 0x20, 0x30 },			 /* one byte each */
+		{ 0x123456789, 0x20, 0x7fff00000000 },	 /* longer */
+		{ 0x10, 0x7fff00000000, 0x30 },
+		{ 0x123456789, 0x20, 0x7fff00000000 },	 /* near the end */
+		{ 0x123456790, 0x28, 0x7fff00000008 },
+	};
+	const unsigned n = sizeof(in) / sizeof(in[0]);
+	struct cgt_block_table enc = { 0 }, dec = { 0 };
+	struct cgt_events_state state = { 0 };
+	struct cgt_buf buf = { 0 };
+	struct cgt_events_cursor c;
+	struct cgt_exec x = { 0 };
+	struct cgt_error e;
+	uint64_t scratch[3];
+	const char *why;
+
+	CHECK(cgt_block_table_add(&enc, insns, 3, plain, 6, 0, &why) == 0);
+	CHECK(cgt_block_table_add(&dec, insns, 3, plain, 6, 0, &why) == 0);
+	CHECK(cgt_events_state_sync(&state, &dec) == 0);
+	cgt_events_state_reset(&state);
+	CHECK(cgt_events_begin(&buf, 1) == 0);
+	for (unsigned k = 0; k < n; k++)
+		CHECK(cgt_events_encode(&buf, &enc, enc.blocks[0], 0, in[k]) == 0);
+	struct cgt_record rec = record_of(&buf, CGT_REC_EVENTS);
+	CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) == 0);
+	for (unsigned k = 0; k < n; k++) {
+		CHECK(cgt_events_next(&c, &x, &e) == 1);
+		CHECK_EQ(x.n_values, 3);
+		for (unsigned j = 0; j < 3; j++)
+			CHECK_EQ(x.values[j], in[k][j]);
+	}
+	CHECK(cgt_events_next(&c, &x, &e) == 0);
+	cgt_buf_free(&buf);
+	cgt_block_table_free(&enc);
+	cgt_block_table_free(&dec);
+	cgt_events_state_free(&state);
+}
+
 static void bad_events_are_refused(void)
 {
 	struct cgt_block_table t = { 0 };
 	struct cgt_error e;
 	const char *why;
-	uint64_t out[9];
+	uint64_t out[9], scratch[9];
 	struct cgt_events_cursor c;
-	struct cgt_exec x;
+	struct cgt_exec x = { 0 };
 	struct cgt_events_state state = { 0 };
 
 	CHECK(cgt_block_table_add(&t, insns, 3, ops, 9, 0, &why) == 0);
@@ -250,21 +298,21 @@ static void bad_events_are_refused(void)
 	/* tid 0, then block 5 (undefined) */
 	uint8_t undefined[] = { 0, 5 << 2 };
 	struct cgt_record rec = { CGT_REC_EVENTS, undefined, sizeof(undefined), 100, 0, "t.zst" };
-	CHECK(cgt_events_open(&c, &rec, &e) == 0);
-	CHECK(next_exec(&c, &state, &x, out, &e) < 0);
+	CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) == 0);
+	CHECK(next_exec(&c, &x, out, &e) < 0);
 	CHECK(strstr(e.msg, "t.zst: stream offset 101") != NULL);
 	/* exit 3 of a block that has 2 */
 	uint8_t bad_exit[] = { 0, 3, 0 };
 	rec.payload = bad_exit;
 	rec.len = sizeof(bad_exit);
-	CHECK(cgt_events_open(&c, &rec, &e) == 0);
-	CHECK(next_exec(&c, &state, &x, out, &e) < 0);
+	CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) == 0);
+	CHECK(next_exec(&c, &x, out, &e) < 0);
 	/* values cut short */
 	uint8_t short_values[] = { 0, 0 << 2 | 0, 0x80 };
 	rec.payload = short_values;
 	rec.len = sizeof(short_values);
-	CHECK(cgt_events_open(&c, &rec, &e) == 0);
-	CHECK(next_exec(&c, &state, &x, out, &e) < 0);
+	CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) == 0);
+	CHECK(next_exec(&c, &x, out, &e) < 0);
 	cgt_block_table_free(&t);
 	cgt_events_state_free(&state);
 }
@@ -276,6 +324,7 @@ int main(void)
 	RUN(blocks_round_trip);
 	RUN(events_round_trip);
 	RUN(segments_restart_deltas_and_carry_history);
+	RUN(unguarded_values_by_every_path);
 	RUN(bad_events_are_refused);
 	return CHECK_DONE();
 }
