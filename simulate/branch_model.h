@@ -80,17 +80,20 @@ cond_branch(struct branch_model *b, uint64_t *history, uint64_t pc, int taken, u
 	uint32_t index = (uint32_t)(*history & ((1u << HISTORY_BITS) - 1)) << ADDRESS_BITS |
 			 (uint32_t)(pc & ((1u << ADDRESS_BITS) - 1));
 	uint8_t c = b->counters[index];
-	/* the high bit of each value: all set, predicted taken; none, not */
-	unsigned high = c & 0xAA, predicted = high == 0xAA ? 1 : high == 0 ? 0 : 2;
+	/* The high bit of each value: all set, predicted taken; none, not;
+	   else unknown -- high from 1 to 0xA9, one compare.  No branch on the
+	   prediction itself: the host would mispredict where the simulated
+	   predictor changes its mind. */
+	unsigned high = c & 0xAA;
 
 	*history = *history << 1 | (uint64_t)taken;
 	b->counters[index] = b->after[taken][c];
-	if (__builtin_expect(predicted == 2, 0)) {
+	if (__builtin_expect((uint8_t)(high - 1) < 0xA9, 0)) {
 		*counter = index;
 		*state = c;
 		return BRANCH_UNKNOWN;
 	}
-	return predicted != (unsigned)taken ? BRANCH_MISPREDICTED : BRANCH_PREDICTED;
+	return (enum branch_outcome)((high != 0) != taken);
 }
 
 /* An indirect branch: predicted, mispredicted, or unknown (the slot's

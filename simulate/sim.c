@@ -330,9 +330,11 @@ static int run_batch(struct worker *w, struct segment *seg, struct ll_model *LL,
 			uint8_t state;
 			enum branch_outcome o = cond_branch(branches, &history, conds[c].pc, taken, &counter,
 							    &state);
-			if (o == BRANCH_MISPREDICTED) {
-				bp->op_counts[conds[c].op][OP_MISS1]++;
-			} else if (__builtin_expect(o == BRANCH_UNKNOWN, 0)) {
+			/* Counted without a branch: the simulated predictor's
+			   mispredicts would be the host's. */
+			if (__builtin_expect(o != BRANCH_UNKNOWN, 1)) {
+				bp->op_counts[conds[c].op][OP_MISS1] += o == BRANCH_MISPREDICTED;
+			} else {
 				struct cond_unknown u = { bp->op_counts[conds[c].op], counter, state,
 							  (uint8_t)taken };
 				if (PUSH(seg->conds, u) < 0)
