@@ -244,11 +244,19 @@ static const char *join(struct dwarf_lines *l, const char *dir, const char *name
 		return NULL;
 	if (dir == NULL || dir[0] == '\0')
 		return string_set_intern(l->names, name);
-	char *s;
-	if (asprintf(&s, "%s/%s", dir, name) < 0)
+	/* Joined by hand: asprintf was a tenth of the time of reading libc's
+	   lines. */
+	size_t n_dir = strlen(dir), n_name = strlen(name);
+	char small[256];
+	char *s = n_dir + n_name + 2 <= sizeof(small) ? small : malloc(n_dir + n_name + 2);
+	if (s == NULL)
 		return NULL;
+	memcpy(s, dir, n_dir);
+	s[n_dir] = '/';
+	memcpy(s + n_dir + 1, name, n_name + 1);
 	const char *interned = string_set_intern(l->names, s);
-	free(s);
+	if (s != small)
+		free(s);
 	return interned;
 }
 
@@ -445,17 +453,60 @@ static void read_line_program(struct dwarf_lines *l, const struct sections *s, u
 	free(files.items);
 }
 
-static int compare_locs(const void *a, const void *b)
+/* The end of the ascending run that begins at i. */
+static size_t run_end(const struct loc *a, size_t i, size_t n)
 {
-	const struct loc *x = a, *y = b;
-	return (x->addr > y->addr) - (x->addr < y->addr);
+	while (i + 1 < n && a[i].addr <= a[i + 1].addr)
+		i++;
+	return i + 1;
+}
+
+/*
+ * Sorts by address, rows of equal address kept in table order (which of
+ * them survives canonicalise is Valgrind's choice: the last).  The rows
+ * come as a few ascending runs -- libc's 137 k rows as about 180 -- so
+ * adjacent runs are merged, pass after pass: O(n log runs), where qsort
+ * took a third of the time of reading libc's lines.  -1 if out of memory.
+ */
+static int sort_locs(struct dwarf_lines *l)
+{
+	struct loc *a = l->locs, *b = NULL;
+	size_t n = l->n;
+
+	while (run_end(a, 0, n) < n) {
+		if (b == NULL && (b = malloc(n * sizeof(*b))) == NULL)
+			return -1;
+		for (size_t i = 0, out = 0; i < n;) {
+			size_t mid = run_end(a, i, n), end = mid < n ? run_end(a, mid, n) : n;
+			size_t x = i, y = mid;
+			while (x < mid && y < end)
+				b[out++] = a[y].addr < a[x].addr ? a[y++] : a[x++];
+			while (x < mid)
+				b[out++] = a[x++];
+			while (y < end)
+				b[out++] = a[y++];
+			i = end;
+		}
+		struct loc *t = a;
+		a = b;
+		b = t;
+	}
+	if (a != l->locs) {
+		free(l->locs);
+		l->locs = a;
+		l->cap = n;
+	} else {
+		free(b);
+	}
+	return 0;
 }
 
 /* canonicaliseLoctab: sorted, each range cut where the next begins. */
-static void canonicalise(struct dwarf_lines *l)
+static int canonicalise(struct dwarf_lines *l)
 {
 	size_t j = 0;
-	qsort(l->locs, l->n, sizeof(*l->locs), compare_locs);
+	if (sort_locs(l) < 0)
+		return -1;
 	for (size_t i = 0; i + 1 < l->n; i++)
 		if (l->locs[i].addr + l->locs[i].size > l->locs[i + 1].addr)
 			l->locs[i].size = (uint32_t)(l->locs[i + 1].addr - l->locs[i].addr);
@@ -463,6 +514,7 @@ static void canonicalise(struct dwarf_lines *l)
 		if (l->locs[i].size > 0)
 			l->locs[j++] = l->locs[i];
 	l->n = j;
+	return 0;
 }
 
 /* ---- Finding the debug information ---------------------------------- */
@@ -546,7 +598,10 @@ struct dwarf_lines *dwarf_lines_open(const char *path, uint64_t bias, struct str
 		dwarf_lines_close(l);
 		return NULL;
 	}
-	canonicalise(l);
+	if (canonicalise(l) < 0) {
+		dwarf_lines_close(l);
+		return NULL;
+	}
 	return l;
 fail:
 	if (elf != NULL)
