@@ -92,23 +92,22 @@ static inline __attribute__((always_inline)) enum ref_outcome
 cache_set_ref(struct cache_model *c, uint64_t set_no, uint64_t tag, uint32_t *event)
 {
 	uint64_t *set = c->tags + (set_no << c->way_bits);
-	uint32_t i;
 
 	if (set[0] == tag)
 		return REF_HIT;
-	for (i = 1; i < c->assoc; i++) {
-		if (set[i] == tag) {
-			for (uint32_t j = i; j > 0; j--)
-				set[j] = set[j - 1];
-			set[0] = tag;
-			return REF_HIT;
-		}
-	}
-	int unknown = set[c->assoc - 1] == CACHE_UNKNOWN;
-	for (uint32_t j = c->assoc - 1; j > 0; j--)
-		set[j] = set[j - 1];
+	/* Searching and moving the ways down in one pass, until the line is
+	   found or the least recently used drops out.  (Separate loops made
+	   gcc call memmove for the move.) */
+	uint64_t carried = set[0];
 	set[0] = tag;
-	if (__builtin_expect(!unknown, 1))
+	for (uint32_t i = 1; i < c->assoc; i++) {
+		uint64_t was = set[i];
+		set[i] = carried;
+		if (was == tag)
+			return REF_HIT;
+		carried = was;
+	}
+	if (__builtin_expect(carried != CACHE_UNKNOWN, 1))
 		return REF_MISS;
 	*event = c->n_unknowns;
 	c->unknowns[c->n_unknowns++] = (struct cache_unknown){ set_no, tag };
