@@ -101,3 +101,35 @@ printf '\377\377\377\377\377\377\377\377' | dd of=bad.zst bs=1 seek=$((size / 2)
 run "$CGTRACE" info bad.zst
 check_eq "corrupt trace: exit status 1" 1 "$rc"
 check_contains "corrupt trace: names the offset" "byte offset" "$out"
+
+# A well-formed frame whose EVENTS record names a block never defined: the
+# error comes from inside a batch (cgt_batch_next), and info, dump and
+# simulate each report it with its offset and exit 1.
+zstd -q -d -c good.zst > good.raw
+python3 - good.raw bad-events.raw <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+
+def varint(p):
+    v = s = 0
+    while True:
+        b = d[p]; p += 1; v |= (b & 0x7F) << s; s += 7
+        if b < 0x80:
+            return v, p
+
+p = 16  # the stream header
+while p < len(d):
+    kind, (length, payload) = d[p], varint(p + 1)
+    if kind == 5 and length > 4:  # EVENTS: a thread id, then executions
+        _, first = varint(payload)
+        d[first:first + 3] = b"\xff\xff\x7f"  # block id 2^19 - 1
+        break
+    p = payload + length
+open(sys.argv[2], "wb").write(d)
+PY
+zstd -q -f --check -c bad-events.raw > bad-events.zst
+for cmd in info dump "simulate -q -o bad-events.out"; do
+	run "$CGTRACE" $cmd bad-events.zst
+	check_eq "undefined block in EVENTS: $cmd exits 1" 1 "$rc"
+	check_contains "undefined block in EVENTS: $cmd names the record" "EVENTS record: expected a block id below" "$out"
+done
