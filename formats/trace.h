@@ -589,7 +589,7 @@ struct cgt_events_cursor {
 /* s: the delta state the payload's executions continue (cgt_events_next
    updates it).  scratch: room for the most values any block of s has. */
 int cgt_events_open(struct cgt_events_cursor *c, const struct cgt_record *rec,
-		    const struct cgt_events_state *s, uint64_t *scratch, struct cgt_error *e);
+		    struct cgt_events_state *s, uint64_t *scratch, struct cgt_error *e);
 
 #include "trace_events_next.h"
 

@@ -53,7 +53,7 @@ int cgt_events_encode(struct cgt_buf *b, struct cgt_block_table *t, struct cgt_b
 }
 
 int cgt_events_open(struct cgt_events_cursor *c, const struct cgt_record *rec,
-		    const struct cgt_events_state *s, uint64_t *scratch, struct cgt_error *e)
+		    struct cgt_events_state *s, uint64_t *scratch, struct cgt_error *e)
 {
 	struct cursor cur;
 	uint64_t tid;

@@ -462,8 +462,8 @@ static size_t run_end(const struct loc *a, size_t i, size_t n)
 }
 
 /*
- * Sorts by address, rows of equal address kept in table order (which of
- * them survives canonicalise is Valgrind's choice: the last).  The rows
+ * Sorts by address, stably (rows of equal address in table order, as
+ * glibc's qsort, a merge sort, left them here before).  The rows
  * come as a few ascending runs -- libc's 137 k rows as about 180 -- so
  * adjacent runs are merged, pass after pass: O(n log runs), where qsort
  * took a third of the time of reading libc's lines.  -1 if out of memory.
