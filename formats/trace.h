@@ -170,6 +170,11 @@ static inline int cgt_op_is_exit(unsigned kind)
 	return kind >= CGT_OP_EXIT && kind <= CGT_OP_COND_INV;
 }
 
+static inline int cgt_op_is_guarded(unsigned kind)
+{
+	return kind == CGT_OP_READ_GUARDED || kind == CGT_OP_WRITE_GUARDED;
+}
+
 /* Ops whose executions carry a value in the events stream. */
 static inline int cgt_op_has_value(unsigned kind)
 {

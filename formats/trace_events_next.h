@@ -26,30 +26,6 @@ static const uint64_t cgt_one_byte_mask[9] = {
 	0x8080808080808080,
 };
 
-/* A varint whose every byte lies before the payload's end (checked by the
-   caller): no bounds check per byte. */
-static inline uint64_t cgt_fast_uvarint(const uint8_t **pp)
-{
-	const uint8_t *p = *pp;
-	uint64_t v = *p++;
-	if (v >= 0x80) {
-		v &= 0x7f;
-		for (unsigned shift = 7;; shift += 7) {
-			uint8_t b = *p++;
-			v |= (uint64_t)(b & 0x7f) << shift;
-			if (b < 0x80 || shift >= 63)
-				break;
-		}
-	}
-	*pp = p;
-	return v;
-}
-
-static inline int cgt_op_is_guarded(unsigned kind)
-{
-	return kind == CGT_OP_READ_GUARDED || kind == CGT_OP_WRITE_GUARDED;
-}
-
 /* The next execution: 1 (*x set; its values valid until the next call),
    0 at the payload's end, negative on error (e set). */
 static inline __attribute__((always_inline)) int

@@ -65,6 +65,25 @@ static inline int cgt_get_varint(const uint8_t **pp, const uint8_t *end, uint64_
 	return -1;
 }
 
+/* A varint whose every byte is known to be readable (checked by the
+   caller): no bounds check per byte. */
+static inline uint64_t cgt_fast_uvarint(const uint8_t **pp)
+{
+	const uint8_t *p = *pp;
+	uint64_t v = *p++;
+	if (v >= 0x80) {
+		v &= 0x7f;
+		for (unsigned shift = 7;; shift += 7) {
+			uint8_t b = *p++;
+			v |= (uint64_t)(b & 0x7f) << shift;
+			if (b < 0x80 || shift >= 63)
+				break;
+		}
+	}
+	*pp = p;
+	return v;
+}
+
 static inline int cgt_get_svarint(const uint8_t **pp, const uint8_t *end, int64_t *out)
 {
 	uint64_t v;

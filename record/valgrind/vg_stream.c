@@ -157,9 +157,8 @@ static int add_layout(struct converter *c, const struct cgt_block *blk)
 		if (kind == CGT_OP_INSN)
 			continue;
 		uint8_t type = cgt_op_is_exit(kind) ? SLOT_EXIT
-			       : (kind == CGT_OP_READ_GUARDED || kind == CGT_OP_WRITE_GUARDED)
-				       ? SLOT_GUARDED
-				       : SLOT_VALUE;
+			       : cgt_op_is_guarded(kind) ? SLOT_GUARDED
+							  : SLOT_VALUE;
 		l->type[l->n_slots] = type;
 		l->op[l->n_slots++] = k;
 		l->max_bytes += type == SLOT_EXIT ? 1 : type == SLOT_GUARDED ? 9 : 8;
