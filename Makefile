@@ -129,3 +129,74 @@ clean:
 	rm -rf $(B) cgtrace lib
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+# ---- Fuzzing (tests/fuzz/README.md) ------------------------------------
+#
+#   make fuzz                 every target for FUZZ_SECONDS (default 180)
+#   make fuzz FUZZ_TARGETS=cgout FUZZ_SECONDS=60
+#   make fuzz-build           the fuzzers only (build-fuzz/bin/)
+#   make fuzz-clean           build-fuzz/ less its corpora
+#
+# Each target (tests/fuzz/TARGET.c) is built twice: with clang, libFuzzer,
+# ASan and UBSan in build-fuzz/ for make fuzz; with $(CC) and the replay
+# driver in $(B)/tests/fuzz/ for make test, which replays the committed
+# inputs (tests/e2e/fuzz_regressions.sh).  The corpora grow in
+# build-fuzz/corpus/TARGET, which make clean leaves alone.
+
+FUZZ_TARGETS ?= trace_file trace_stream events cgout pt elf
+FUZZ_SECONDS ?= 180
+FZ := build-fuzz
+FUZZ_CC := clang
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS := -O1 -g -std=c11 -Wall -Wextra -fno-omit-frame-pointer -MMD -MP \
+	$(FUZZ_SAN) -fsanitize=fuzzer-no-link
+FUZZ_ALL := trace_file trace_stream events cgout pt elf
+FUZZ_LIBS := $(FZ)/libreport.a $(FZ)/libsim.a $(FZ)/librecord.a $(FZ)/libdecode.a \
+	$(FZ)/libformats.a
+fuzz_objs = $(patsubst %.c,$(FZ)/obj/%.o,$(1))
+
+.PHONY: fuzz fuzz-build fuzz-deps fuzz-clean
+
+$(FZ)/obj/%.o: %.c Makefile
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) -Itests/fuzz $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FZ)/libformats.a: $(call fuzz_objs,$(FORMATS_SRC))
+$(FZ)/librecord.a: $(call fuzz_objs,$(RECORD_SRC))
+$(FZ)/libdecode.a: $(call fuzz_objs,$(DECODE_SRC))
+$(FZ)/libsim.a: $(call fuzz_objs,$(SIM_SRC))
+$(FZ)/libreport.a: $(call fuzz_objs,$(REPORT_SRC))
+$(FUZZ_LIBS):
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(FZ)/bin/%: $(FZ)/obj/tests/fuzz/%.o $(FUZZ_LIBS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+# (the targets' objects are kept, so that a second make rebuilds nothing)
+.SECONDARY: $(patsubst %,$(FZ)/obj/tests/fuzz/%.o,$(FUZZ_ALL))
+
+fuzz-deps:
+	@sh scripts/install-deps.sh fuzz
+
+fuzz-build: fuzz-deps
+	@$(MAKE) --no-print-directory $(patsubst %,$(FZ)/bin/%,$(FUZZ_TARGETS))
+
+# Seeds come from the test build: traces recorded, PT traces synthesized.
+fuzz: fuzz-deps
+	@$(MAKE) --no-print-directory all test-build $(patsubst %,$(FZ)/bin/%,$(FUZZ_TARGETS))
+	@sh scripts/fuzz-seeds.sh $(FZ)/seeds
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) sh scripts/fuzz.sh $(FZ) $(FUZZ_TARGETS)
+
+fuzz-clean:
+	rm -rf $(FZ)/obj $(FZ)/bin $(FZ)/seeds $(FZ)/logs $(FZ)/*.a
+
+# The replay drivers, part of the test build.
+FUZZ_REPLAY := $(patsubst %,$(B)/tests/fuzz/%,$(FUZZ_ALL))
+$(call objs,$(wildcard tests/fuzz/*.c)): CPPFLAGS += -Itests/fuzz
+$(FUZZ_REPLAY): $(B)/tests/fuzz/%: $(B)/tests/fuzz/%.o $(B)/tests/fuzz/replay_main.o $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+test-build: $(FUZZ_REPLAY)
+
+-include $(shell find $(FZ) -name '*.d' 2>/dev/null)
