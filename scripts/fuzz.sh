@@ -12,7 +12,12 @@
 # FUZZ-DIR/corpus/TARGET   the corpus, kept from run to run
 # FUZZ-DIR/findings/TARGET crash-*, leak-*, timeout-*, oom-* inputs
 # FUZZ-DIR/logs/TARGET.log libFuzzer's output
+# FUZZ-DIR/logs/TARGET/F.txt the sanitizer's report on finding F, replayed
+#                          alone (some need a few runs: a race of the
+#                          simulation's threads)
 set -u
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+export UBSAN_OPTIONS
 DIR=$1
 shift
 SECONDS_EACH=${FUZZ_SECONDS:-180}
@@ -41,10 +46,21 @@ for t in "$@"; do
 	otc=$(echo "$last" | sed -n 's/.*oom\/timeout\/crash: \([0-9/]*\).*/\1/p')
 	n_found=$(ls "$findings" | wc -l)
 	[ "$n_found" -gt 0 ] && found_any=1
+	mkdir -p "$DIR/logs/$t"
+	reports=""
+	for f in "$findings"/*; do
+		[ -f "$f" ] || continue
+		report=$DIR/logs/$t/$(basename "$f").txt
+		[ -f "$report" ] || timeout 120 "$bin" -runs=20 -timeout=10 -rss_limit_mb=2048 \
+			"$f" >"$report" 2>&1
+		what=$(grep -m1 -E '^SUMMARY: |ERROR: libFuzzer' "$report" || true)
+		reports="$reports    $(basename "$f"): ${what:-does not fail when replayed alone}
+"
+	done
 	line=$(printf '%-13s %10s execs  cov %6s  ft %7s  corpus %5s  oom/timeout/crash %s  files in findings: %s' \
 		"$t" "${execs:-?}" "${cov:-?}" "${ft:-?}" "$(ls "$corpus" | wc -l)" "${otc:-?}" "$n_found")
 	summary="$summary$line
-"
+$reports"
 done
 echo
 echo "fuzz summary (${SECONDS_EACH}s each):"
