@@ -222,8 +222,9 @@ fuzz-clean:
 # The replay drivers, part of the test build.
 FUZZ_REPLAY := $(patsubst %,$(B)/tests/fuzz/%,$(FUZZ_ALL))
 $(call objs,$(wildcard tests/fuzz/*.c)): CPPFLAGS += -Itests/fuzz
-$(FUZZ_REPLAY): $(B)/tests/fuzz/%: $(B)/tests/fuzz/%.o $(B)/tests/fuzz/replay_main.o $(LIBS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(FUZZ_REPLAY): $(B)/tests/fuzz/%: $(B)/tests/fuzz/%.o $(B)/tests/fuzz/replay_main.o $(LIBS) \
+		$(SAN_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 test-build: $(FUZZ_REPLAY)
 
 -include $(shell find $(FZ) -name '*.d' 2>/dev/null)
