@@ -4,7 +4,7 @@
 # an earlier result, errors naming the path given, --threads by affinity.
 # Device nodes are made here with mknod (as root): never the system's.
 source "$(dirname "$0")/../lib.sh"
-plan 45
+plan 47
 
 run() { out=$("$@" 2>&1); rc=$?; }
 skip() { ok "$1 # skip $2"; }
@@ -45,7 +45,7 @@ run timeout 60 "$CGTRACE" simulate -q $cfg -o fifo t.zst
 wait $reader
 check_eq "-o a FIFO: exit status 0" 0 "$rc"
 check "-o a FIFO: still a FIFO" test -p fifo
-check "-o a FIFO: the reader got the cachegrind.out" cmp -s ref.out from-fifo
+check_same_file "-o a FIFO: the reader got the cachegrind.out" ref.out from-fifo
 
 # A symlink: what it points to is replaced whole, the link stays.
 "$CGTRACE" simulate -q $cfg -o a.out t.zst
@@ -56,17 +56,17 @@ check "-o a symlink: still a symlink" test -L link.out
 check_contains "-o a symlink: its target has the new results" "16384 B, 64 B, 4-way" "$(grep '^desc: D1' a.out)"
 ln -s made.out dangling.out
 "$CGTRACE" simulate -q $cfg -o dangling.out t.zst
-check "-o a dangling symlink: its target is made, the link stays" \
-	bash -c 'test -L dangling.out && cmp -s ref.out made.out'
+check "-o a dangling symlink: the link stays" test -L dangling.out
+check_same_file "-o a dangling symlink: its target is made" ref.out made.out
 
 # Regular files: replaced whole and keeping their permissions.
 chmod 640 a.out
 "$CGTRACE" simulate -q $cfg -o a.out t.zst
-check_eq "-o an existing cachegrind.out: replaced, permissions kept" "640 same" \
-	"$(stat -c %a a.out) $(cmp -s ref.out a.out && echo same)"
+check_same_file "-o an existing cachegrind.out: replaced" ref.out a.out
+check_eq "-o an existing cachegrind.out: its permissions kept" 640 "$(stat -c %a a.out)"
 : > empty.out
 "$CGTRACE" simulate -q $cfg -o empty.out t.zst
-check "-o an empty file: written" cmp -s ref.out empty.out
+check_same_file "-o an empty file: written" ref.out empty.out
 
 # The input and other traces: refused before simulating, untouched.
 run "$CGTRACE" simulate $cfg -o t.zst t.zst
@@ -74,7 +74,7 @@ check_eq "-o the trace: exit status 1" 1 "$rc"
 check_eq "-o the trace: the message, and nothing simulated" \
 	"cgtrace: refusing to overwrite 't.zst': it is the input 't.zst' (choose another -o)" \
 	"$(grep -v '^cgtrace: I1 ' <<<"$out")"
-check "-o the trace: the trace intact" cmp -s t.zst t.copy
+check_same_file "-o the trace: the trace intact" t.copy t.zst
 ln t.zst hard.zst
 run "$CGTRACE" simulate -q $cfg -o hard.zst t.zst
 check_contains "-o a hard link of the trace: refused" "'hard.zst': it is the input 't.zst'" "$out"
@@ -83,12 +83,12 @@ run "$CGTRACE" simulate -q $cfg -o soft.zst t.zst
 check_contains "-o a symlink to the trace: refused" "'soft.zst': it is the input 't.zst'" "$out"
 run "$CGTRACE" simulate -q $cfg -o soft.zst ./soft.zst
 check_contains "the trace through a symlink, -o the trace: refused" "'soft.zst': it is the input './soft.zst'" "$out"
-check "the trace, after all that: intact" cmp -s t.zst t.copy
+check_same_file "the trace, after all that: intact" t.copy t.zst
 cp t.zst other.zst
 run "$CGTRACE" simulate -q $cfg -o other.zst t.zst
 check_eq "-o another trace: refused" \
 	"1 cgtrace: refusing to overwrite 'other.zst': it is a cgtrace trace (choose another -o)" "$rc $out"
-check "-o another trace: intact" cmp -s other.zst t.copy
+check_same_file "-o another trace: intact" t.copy other.zst
 echo precious > notes.txt
 run "$CGTRACE" simulate -q $cfg -o notes.txt t.zst
 check_contains "-o a file that is not a cachegrind.out: refused" \
@@ -105,8 +105,8 @@ check_eq "-o a directory: refused" "1 cgtrace: cannot write 'dir.out': it is a d
 # leaves the earlier result.
 run bash -c 'ulimit -f 0; trap "" XFSZ; exec "$@"' _ "$CGTRACE" simulate -q $cfg -o a.out t.zst
 check_eq "a failed write: the message names -o's path" "1 cgtrace: cannot write 'a.out': File too large" "$rc $out"
-check "a failed write: the earlier result intact" cmp -s ref.out a.out
-check_eq "a failed write: no temporary file left" "" "$(ls -A | grep cgtrace-out)"
+check_same_file "a failed write: the earlier result intact" ref.out a.out
+check_empty "a failed write: no temporary file left" "$(ls -A | grep cgtrace-out)"
 
 # Without -o, nothing is replaced: every what-if run keeps its results.
 mkdir what-if && cd what-if
