@@ -3,7 +3,7 @@
 # is usable up to its last complete frame and says how it ended, nothing
 # running, and no temporary files (README: "When recording fails").
 source "$(dirname "$0")/../lib.sh"
-plan 43
+plan 44
 
 # Our temporary files, apart from everyone's.
 export TMPDIR=$WORK/tmp
@@ -48,9 +48,9 @@ check_cut_short() {
 	run "$CGTRACE" info "$2"
 	check_eq "$1: info reads it" 0 "$rc"
 	check_contains "$1: info says it was cut short" "end:            none recorded: the recording was cut short" "$out"
-	local n
-	n=$(ir "$out")
-	check "$1: the trace holds instructions (${n:-none})" test "${n:-0}" -gt 0
+	local insns
+	insns=$(ir "$out")
+	check "$1: the trace holds instructions (${insns:-none})" test "${insns:-0}" -gt 0
 	run "$CGTRACE" simulate -q -o "$2.out" "$2"
 	check_eq "$1: simulate exits 3 (only what the trace holds)" 3 "$rc"
 }
@@ -121,15 +121,15 @@ cp "$WORK/full/t.zst" full.zst
 check_cut_short "full disk" full.zst
 rm -f "$WORK/full/t.zst"
 
-# The file size limit below the shared buffers: a message, not SIGXFSZ.
-run sh -c "ulimit -f 20480 && '$CGTRACE' record -q -o small.zst -- sh -c 'touch ran'"
+# The file size limit (bash's ulimit -f counts KiB) below the shared buffers: a message, not SIGXFSZ.
+run bash -c "ulimit -f 20480 && '$CGTRACE' record -q -o small.zst -- sh -c 'touch ran'"
 check_eq "ulimit -f 20480: exit status 1" 1 "$rc"
 check_contains "ulimit -f 20480: says why" "cannot create the 32 MiB of buffers shared with Valgrind: File too large (the file size limit, ulimit -f" "$out"
 check "ulimit -f 20480: the program did not run" test ! -e ran
 check "ulimit -f 20480: no temporary files left" no_temporary_files
 
 # A trace that outgrows the limit: EFBIG, the program stopped.
-run sh -c "ulimit -f 36864 && '$CGTRACE' record -q -o big.zst -- '$PROGS/ptrchase' 2000000"
+run bash -c "ulimit -f 36864 && '$CGTRACE' record -q -o big.zst -- '$PROGS/ptrchase' 2000000"
 check_eq "trace outgrows ulimit -f: exit status 1" 1 "$rc"
 check_contains "trace outgrows ulimit -f: the message names the file" "cgtrace: cannot write 'big.zst': File too large" "$out"
 pid=$(trace_pid big.zst)
