@@ -3,7 +3,7 @@
 # is usable up to its last complete frame and says how it ended, nothing
 # running, and no temporary files (README: "When recording fails").
 source "$(dirname "$0")/../lib.sh"
-plan 44
+plan 46
 
 # Our temporary files, apart from everyone's.
 export TMPDIR=$WORK/tmp
@@ -109,12 +109,15 @@ full_disk() {
 		(ulimit -f 36864 && "$CGTRACE" record -q -o "$dir/t.zst" -- "$PROGS/spin" full.pid > full.log 2>&1)
 	fi
 }
+started=$SECONDS
 full_disk
 rc=$?
+took=$((SECONDS - started))
 check_eq "full disk: exit status 1" 1 "$rc"
 check_contains "full disk: the message names the file" "cgtrace: cannot write '$WORK/full/t.zst': $disk_error" "$(cat full.log)"
 check_contains "full disk: says the program was stopped" "stopped the program" "$(cat full.log)"
 check "full disk: the program is stopped" gone "$(cat full.pid)"
+check "full disk: stopped at once (after ${took}s; it runs 60s)" test "$took" -lt 30
 check "full disk: no temporary files left" no_temporary_files
 check "full disk: the file ends after a whole frame (zstd -t)" zstd -q -t "$WORK/full/t.zst"
 cp "$WORK/full/t.zst" full.zst
@@ -132,6 +135,7 @@ check "ulimit -f 20480: no temporary files left" no_temporary_files
 run bash -c "ulimit -f 36864 && '$CGTRACE' record -q -o big.zst -- '$PROGS/ptrchase' 2000000"
 check_eq "trace outgrows ulimit -f: exit status 1" 1 "$rc"
 check_contains "trace outgrows ulimit -f: the message names the file" "cgtrace: cannot write 'big.zst': File too large" "$out"
+check_contains "trace outgrows ulimit -f: says the program was stopped" "stopped the program" "$out"
 pid=$(trace_pid big.zst)
 check "trace outgrows ulimit -f: the program is stopped" gone "${pid:-1}"
 check "trace outgrows ulimit -f: no temporary files left" no_temporary_files

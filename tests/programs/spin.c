@@ -5,8 +5,9 @@
  *   fast      works flat out (the default);
  *   slow      works a little every 10 ms: a trace that grows slowly;
  *   selfkill  works a little, then kills itself with SIGKILL.
- * It gives up after 60 seconds, so that a failed test leaves nothing
- * running.
+ * Like many servers it ignores SIGPIPE (so a broken pipe to a recorder
+ * does not kill it).  It gives up after 60 seconds, so that a failed test
+ * leaves nothing running.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@ int main(int argc, char **argv)
 	time_t start = time(NULL);
 	FILE *f;
 
+	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
 		fprintf(stderr, "usage: spin PIDFILE [fast|slow|selfkill]\n");
 		return 2;
