@@ -405,10 +405,11 @@ int vg_launcher(int argc, char **argv)
 	char **tool_argv = ours ? calloc((size_t)argc + 2, sizeof(char *)) : argv;
 	if (tool_argv == NULL)
 		return 1;
-	if (ours) {
+	if (ours) {	/* after --tool=cgtrace, which Valgrind's children's launcher needs first */
 		tool_argv[0] = argv[0];
-		tool_argv[1] = "--vgdb=no";
-		memcpy(tool_argv + 2, argv + 1, (size_t)argc * sizeof(char *));
+		tool_argv[1] = argv[1];
+		tool_argv[2] = "--vgdb=no";
+		memcpy(tool_argv + 3, argv + 2, (size_t)(argc - 1) * sizeof(char *));
 	}
 	execve(tool, tool_argv, env);
 	fprintf(stderr, "cgtrace: cannot start the Valgrind tool %s: %s\n", tool, strerror(errno));
