@@ -249,6 +249,9 @@ struct cgt_block_table;
 int cgt_writer_open(struct cgt_writer **w, int fd, const char *path, struct cgt_error *e);
 int cgt_writer_put(struct cgt_writer *w, unsigned type, const uint8_t *payload, size_t len,
 		   struct cgt_error *e);
+/* Ends the frame being filled (if any) and hands it to the thread, so
+   that it reaches the file soon: what a recorder killed later leaves. */
+int cgt_writer_flush(struct cgt_writer *w, struct cgt_error *e);
 /* Compressed bytes written so far (completed frames). */
 uint64_t cgt_writer_bytes(const struct cgt_writer *w);
 /* A point where the producer has put every EVENTS payload it encoded with

@@ -44,7 +44,8 @@ void cgt_pt_options_default(struct cgt_pt_options *pt);
  * Records argv[0] with its arguments.  The program's standard streams pass
  * through.  Returns the exit status cgtrace should exit with: the
  * program's own (128 + signal if it was killed), 127 / 126 if it cannot be
- * run, 1 if recording failed before it ran.
+ * run, 1 if recording failed: before it ran, or when the trace could not
+ * be written (a full disk, the file size limit: the program is stopped).
  */
 int cgt_record(const struct cgt_record_options *o);
 
