@@ -6,7 +6,7 @@
 
 static struct cgt_record record_of(const struct cgt_buf *b, unsigned type)
 {
-	struct cgt_record rec = { type, b->data, b->len, 0, 0, "test" };
+	struct cgt_record rec = { type, b->data, b->len, 0, 0, "test", 0 };
 	return rec;
 }
 
@@ -297,7 +297,7 @@ static void bad_events_are_refused(void)
 	CHECK(cgt_events_state_sync(&state, &t) == 0);
 	/* tid 0, then block 5 (undefined) */
 	uint8_t undefined[] = { 0, 5 << 2 };
-	struct cgt_record rec = { CGT_REC_EVENTS, undefined, sizeof(undefined), 100, 0, "t.zst" };
+	struct cgt_record rec = { CGT_REC_EVENTS, undefined, sizeof(undefined), 100, 0, "t.zst", 0 };
 	CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) == 0);
 	CHECK(next_exec(&c, &x, out, &e) < 0);
 	CHECK(strstr(e.msg, "t.zst: stream offset 101") != NULL);

@@ -7,7 +7,7 @@
 
 static struct cgt_record record_of(const struct cgt_buf *b, unsigned type)
 {
-	struct cgt_record rec = { type, b->data, b->len, 0, 0, "test" };
+	struct cgt_record rec = { type, b->data, b->len, 0, 0, "test", 0 };
 	return rec;
 }
 
@@ -55,7 +55,7 @@ static void header_round_trip(void)
 
 	/* Every truncation of it fails cleanly. */
 	for (size_t cut = 0; cut < b.len; cut++) {
-		struct cgt_record r = { CGT_REC_HEADER, b.data, cut, 0, 0, "test" };
+		struct cgt_record r = { CGT_REC_HEADER, b.data, cut, 0, 0, "test", 0 };
 		if (cgt_header_decode(&d, &r, &e) == 0)
 			cgt_header_free(&d);
 	}
@@ -97,7 +97,7 @@ static void module_round_trip(void)
 	CHECK(d.mtime_ns == -7);
 	cgt_module_free(&d);
 	for (size_t cut = 0; cut < b.len; cut++) {
-		struct cgt_record r = { CGT_REC_MODULE, b.data, cut, 0, 0, "test" };
+		struct cgt_record r = { CGT_REC_MODULE, b.data, cut, 0, 0, "test", 0 };
 		CHECK(cgt_module_decode(&d, &r, &e) < 0);
 	}
 	cgt_buf_free(&b);
