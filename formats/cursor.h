@@ -77,13 +77,15 @@ static inline int cursor_u8(struct cursor *c, uint8_t *v, const char *what)
 	return 0;
 }
 
-/* A length-prefixed string, copied and NUL-terminated. */
-static inline int cursor_string(struct cursor *c, char **s, const char *what)
+/* A length-prefixed string of at most max bytes, copied and
+   NUL-terminated. */
+static inline int cursor_string(struct cursor *c, char **s, uint64_t max, const char *what)
 {
 	uint64_t len;
 	const uint8_t *at = c->p;
 
-	if (cgt_get_varint(&c->p, c->end, &len) < 0 || len > (uint64_t)(c->end - c->p)) {
+	if (cgt_get_varint(&c->p, c->end, &len) < 0 || len > (uint64_t)(c->end - c->p) ||
+	    len > max) {
 		c->p = at;
 		return cursor_fail(c, what);
 	}

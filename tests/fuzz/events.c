@@ -139,7 +139,7 @@ static int round_trip(const struct cgt_record *rec, struct cgt_block_table *t,
 	for (long i = 0; i < good; i++)
 		if (cgt_events_encode(&b, t, t->blocks[v[i].block_id], v[i].exit, v[i].values) < 0)
 			abort();
-	struct cgt_record re = { CGT_REC_EVENTS, b.data, b.len, 0, 0, "re-encoded" };
+	struct cgt_record re = { CGT_REC_EVENTS, b.data, b.len, 0, 0, "re-encoded", 0 };
 	long limit = comparable < good ? comparable : good;
 	long m = decode_all(&re, again, t, &w);
 	long m_good = m < 0 ? (m == -1 ? 0 : -m - 2) : m;

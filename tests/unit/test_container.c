@@ -4,6 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <zstd.h>
+
 #include "check.h"
 #include "trace.h"
 
@@ -171,9 +173,65 @@ static void oversized_records_are_refused(void)
 	free(big);
 }
 
+/* Each record names its frame: offset and compressed size, which tile
+   the file with the segment markers between them. */
+static void records_tell_their_frame(void)
+{
+	struct cgt_error e;
+	struct cgt_reader *r;
+	struct cgt_record rec;
+	uint64_t frame = UINT64_MAX, covered = 0;
+	int rc;
+
+	write_trace(path_of("h.zst"), 40, 300 * 1024);
+	CHECK(cgt_reader_open(&r, path_of("h.zst"), &e) == 0);
+	while ((rc = cgt_reader_next(r, &rec, &e)) > 0) {
+		CHECK(rec.frame_size > 0);
+		if (rec.frame_offset != frame) {
+			/* a segment marker (16 bytes) may come between frames */
+			CHECK(rec.frame_offset == covered || rec.frame_offset == covered + 16);
+			frame = rec.frame_offset;
+			covered = rec.frame_offset + rec.frame_size;
+		}
+	}
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(covered, cgt_reader_file_size(r));
+	cgt_reader_close(r);
+}
+
+/* Writes the stream header as one zstd frame of the given window (log 2),
+   its size undeclared; returns cgt_file_is_trace of it. */
+static int is_trace_with_window(int window_log)
+{
+	uint8_t in[CGT_STREAM_HEADER_LEN] = "CGTRACE\n\2\0\0\0\0\0\0\0", out[256];
+	ZSTD_CCtx *cctx = ZSTD_createCCtx();
+	ZSTD_outBuffer ob = { out, sizeof(out), 0 };
+	ZSTD_inBuffer ib = { in, sizeof(in), 0 };
+
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, window_log);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0);
+	/* in two steps, so that zstd does not learn the size and keep the
+	   window asked for */
+	CHECK(!ZSTD_isError(ZSTD_compressStream2(cctx, &ob, &ib, ZSTD_e_continue)));
+	CHECK(ZSTD_compressStream2(cctx, &ob, &ib, ZSTD_e_end) == 0);
+	ZSTD_freeCCtx(cctx);
+	int fd = open(path_of("w.zst"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(write(fd, out, ob.pos) == (ssize_t)ob.pos);
+	close(fd);
+	return cgt_file_is_trace(path_of("w.zst"));
+}
+
+/* A frame whose window is larger than a frame can be (CGT_FRAME_MAX) is
+   no trace: cgt_file_is_trace does not allocate its window. */
+static void a_window_over_a_frame_is_not_a_trace(void)
+{
+	CHECK_EQ(is_trace_with_window(22), 1);
+	CHECK_EQ(is_trace_with_window(27), 0);
+}
+
 int main(void)
 {
-	PLAN(7);
+	PLAN(9);
 	if (mkdtemp(dir) == NULL)
 		return 1;
 	RUN(round_trip);
@@ -183,6 +241,8 @@ int main(void)
 	RUN(corrupt_bytes_give_errors);
 	RUN(not_a_trace);
 	RUN(oversized_records_are_refused);
+	RUN(records_tell_their_frame);
+	RUN(a_window_over_a_frame_is_not_a_trace);
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)

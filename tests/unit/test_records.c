@@ -7,7 +7,7 @@
 
 static struct cgt_record record_of(const struct cgt_buf *b, unsigned type)
 {
-	struct cgt_record rec = { type, b->data, b->len, 0, 0, "test" };
+	struct cgt_record rec = { type, b->data, b->len, 0, 0, "test", 0 };
 	return rec;
 }
 
@@ -55,7 +55,7 @@ static void header_round_trip(void)
 
 	/* Every truncation of it fails cleanly. */
 	for (size_t cut = 0; cut < b.len; cut++) {
-		struct cgt_record r = { CGT_REC_HEADER, b.data, cut, 0, 0, "test" };
+		struct cgt_record r = { CGT_REC_HEADER, b.data, cut, 0, 0, "test", 0 };
 		if (cgt_header_decode(&d, &r, &e) == 0)
 			cgt_header_free(&d);
 	}
@@ -97,7 +97,7 @@ static void module_round_trip(void)
 	CHECK(d.mtime_ns == -7);
 	cgt_module_free(&d);
 	for (size_t cut = 0; cut < b.len; cut++) {
-		struct cgt_record r = { CGT_REC_MODULE, b.data, cut, 0, 0, "test" };
+		struct cgt_record r = { CGT_REC_MODULE, b.data, cut, 0, 0, "test", 0 };
 		CHECK(cgt_module_decode(&d, &r, &e) < 0);
 	}
 	cgt_buf_free(&b);
@@ -134,13 +134,99 @@ static void module_identity_of_a_real_file(void)
 	CHECK(cgt_module_matches_file(&m, &why) == 0);
 }
 
+/* A string of n bytes of 'a'. */
+static char *string_of(size_t n)
+{
+	char *s = malloc(n + 1);
+	memset(s, 'a', n);
+	s[n] = '\0';
+	return s;
+}
+
+/* Paths of at most 4096 bytes (PATH_MAX), arguments of at most 128 KiB
+   (MAX_ARG_STRLEN): what the producers can write. */
+static void strings_are_at_most_what_producers_write(void)
+{
+	struct cgt_module m = { 0x400000, 0x1000, 0, 5, NULL, { 0 }, 0, 0, 0 }, d;
+	struct cgt_buf b = { 0 };
+	struct cgt_error e;
+
+	for (size_t n = 4096; n <= 4097; n++) {
+		m.path = string_of(n);
+		b.len = 0;
+		CHECK(cgt_module_encode(&b, &m) == 0);
+		struct cgt_record rec = record_of(&b, CGT_REC_MODULE);
+		int rc = cgt_module_decode(&d, &rec, &e);
+		CHECK(n == 4096 ? rc == 0 : rc < 0);
+		if (rc == 0)
+			cgt_module_free(&d);
+		else
+			CHECK(strstr(e.msg, "MODULE record: expected a module path of at most 4096 "
+					    "bytes") != NULL);
+		free(m.path);
+	}
+
+	for (size_t n = 4096; n <= 4097; n++) {
+		char *name = string_of(n), *got;
+		const uint8_t *code;
+		size_t len;
+		uint64_t start;
+		b.len = 0;
+		CHECK(cgt_image_encode(&b, 0x7fff0000, name, "\xc3", 1) == 0);
+		struct cgt_record rec = record_of(&b, CGT_REC_IMAGE);
+		int rc = cgt_image_decode(&start, &got, &code, &len, &rec, &e);
+		CHECK(n == 4096 ? rc == 0 : rc < 0);
+		if (rc < 0)
+			CHECK(strstr(e.msg, "expected the image's name (at most 4096 bytes)") != NULL);
+		free(got);
+		free(name);
+	}
+
+	for (size_t n = 128 * 1024; n <= 128 * 1024 + 1; n++) {
+		char *argv[] = { string_of(n), NULL };
+		struct cgt_trace_header h = { 0 }, got;
+		h.backend = "valgrind";
+		h.argc = 1;
+		h.argv = argv;
+		b.len = 0;
+		CHECK(cgt_header_encode(&b, &h) == 0);
+		struct cgt_record rec = record_of(&b, CGT_REC_HEADER);
+		int rc = cgt_header_decode(&got, &rec, &e);
+		CHECK(n == 128 * 1024 ? rc == 0 : rc < 0);
+		if (rc == 0)
+			cgt_header_free(&got);
+		else
+			CHECK(strstr(e.msg, "expected a command-line argument (at most 128 KiB)") != NULL);
+		free(argv[0]);
+	}
+	cgt_buf_free(&b);
+}
+
+/* A PT_CONFIG event claiming more ids than its field holds is refused
+   before they are allocated. */
+static void pt_event_ids_beyond_the_field_are_refused(void)
+{
+	struct cgt_pt_config c;
+	struct cgt_error e;
+	/* field 5 (event), 8 bytes: kind 1, type 9, config, config1,
+	   sample_type, period 0, then 4096 ids (80 20) and none of them */
+	uint8_t claim[] = { 5, 8, 1, 9, 0, 0, 0, 0, 0x80, 0x20 };
+	struct cgt_record rec = { CGT_REC_PT_CONFIG, claim, sizeof(claim), 0, 0, "t.zst", 0 };
+
+	CHECK(cgt_pt_config_decode(&c, &rec, &e) < 0);
+	CHECK(strstr(e.msg, "PT_CONFIG record: expected as many event ids as the rest of the "
+			    "field can hold") != NULL);
+}
+
 int main(void)
 {
-	PLAN(5);
+	PLAN(7);
 	RUN(header_round_trip);
 	RUN(unknown_header_fields_are_skipped);
 	RUN(module_round_trip);
 	RUN(end_round_trip);
 	RUN(module_identity_of_a_real_file);
+	RUN(strings_are_at_most_what_producers_write);
+	RUN(pt_event_ids_beyond_the_field_are_refused);
 	return CHECK_DONE();
 }
