@@ -143,6 +143,7 @@ static void events_round_trip(void)
 	CHECK_EQ(x.n_ops, 9);
 	CHECK_EQ(x.exit, 0);
 	CHECK_EQ(out[0], 0x7000);
+	CHECK_EQ(out[1], 0x8000);
 	CHECK_EQ(cgt_exec_branch_taken(&x, 2), 1);	/* COND_INV, not left: taken */
 	CHECK_EQ(out[2], 0x9000);
 	CHECK_EQ(out[3], 0x2000);
@@ -153,10 +154,13 @@ static void events_round_trip(void)
 	CHECK_EQ(out[0], 0x7008);
 	CHECK_EQ(out[1], 0x8004);
 	CHECK(out[2] == CGT_NO_ACCESS);
-	CHECK_EQ(x.exit, 2);	/* the EXIT op was where it left */
+	/* the EXIT op was where it left: the last op executed */
+	CHECK(x.n_ops > 0 && x.block->ops[x.n_ops - 1].kind == CGT_OP_EXIT);
 	cgt_counts_add_exec(&n, &x);
 	CHECK(next_exec(&c, &x, out, &e) == 1);
 	CHECK_EQ(x.n_ops, 3);
+	CHECK_EQ(x.exit, 1);
+	CHECK(x.n_ops > 0 && x.block->ops[x.n_ops - 1].kind == CGT_OP_COND_INV);
 	CHECK_EQ(out[0], 0x6000);
 	CHECK_EQ(cgt_exec_branch_taken(&x, 2), 0);	/* COND_INV left: not taken */
 	cgt_counts_add_exec(&n, &x);
@@ -307,12 +311,16 @@ static void bad_events_are_refused(void)
 	rec.len = sizeof(bad_exit);
 	CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) == 0);
 	CHECK(next_exec(&c, &x, out, &e) < 0);
+	CHECK(strstr(e.msg, "t.zst: stream offset 101 (frame at byte offset 0): EVENTS record: "
+			    "expected an exit number within the block's exits") != NULL);
 	/* values cut short */
 	uint8_t short_values[] = { 0, 0 << 2 | 0, 0x80 };
 	rec.payload = short_values;
 	rec.len = sizeof(short_values);
 	CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) == 0);
 	CHECK(next_exec(&c, &x, out, &e) < 0);
+	CHECK(strstr(e.msg, "t.zst: stream offset 102 (frame at byte offset 0): EVENTS record: "
+			    "expected an address or target") != NULL);
 	cgt_block_table_free(&t);
 	cgt_events_state_free(&state);
 }
