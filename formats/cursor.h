@@ -129,9 +129,16 @@ static inline int cursor_fields(struct cursor *c, void *obj,
 
 	while (!cursor_done(c) && rc == 0) {
 		uint64_t key, len;
+		const uint8_t *at;
 		rc = cursor_varint(c, &key, "a field key");
+		at = c->p;
 		if (rc == 0)
-			rc = cursor_bounded(c, &len, (uint64_t)(c->end - c->p), "a field length");
+			rc = cursor_varint(c, &len, "a field length");
+		/* The body must fit in what follows the length itself. */
+		if (rc == 0 && len > (uint64_t)(c->end - c->p)) {
+			c->p = at;
+			rc = cursor_fail(c, "a field length within the record");
+		}
 		if (rc < 0)
 			break;
 		struct cursor body = *c;
