@@ -13,7 +13,7 @@
  * between CPUs keeps its counts, but its pieces are simulated in CPU order
  * rather than in time order.
  */
-#include <fcntl.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -527,7 +527,7 @@ static int write_end(struct converter *c)
 	return rc;
 }
 
-int cgt_pt_decode(const char *path, const char *out_path, FILE *progress, struct cgt_error *e)
+int cgt_pt_decode(const char *path, int fd, const char *out_path, FILE *progress, struct cgt_error *e)
 {
 	struct pt_input in;
 	struct converter c = { .e = e, .progress = progress };
@@ -545,12 +545,6 @@ int cgt_pt_decode(const char *path, const char *out_path, FILE *progress, struct
 		c.pass = 1;
 		rc = run_pass(&c);
 	}
-	int fd = -1;
-	if (rc == 0) {
-		fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-		if (fd < 0)
-			rc = cgt_fail(e, cgt_err_io, "cannot write the decoded trace to '%s': %m", out_path);
-	}
 	if (rc == 0)
 		rc = write_start(&c, fd, out_path);
 	if (rc == 0) {
@@ -562,10 +556,8 @@ int cgt_pt_decode(const char *path, const char *out_path, FILE *progress, struct
 		rc = write_end(&c);
 	if (c.w != NULL && cgt_writer_close(c.w, rc < 0 ? NULL : e) < 0 && rc == 0)
 		rc = -cgt_err_io;
-	if (fd >= 0 && close(fd) < 0 && rc == 0)
-		rc = cgt_fail(e, cgt_err_io, "%s: %m", out_path);
-	if (rc < 0 && fd >= 0)
-		unlink(out_path);
+	if (rc == 0 && fsync(fd) < 0 && errno != EINVAL)
+		rc = cgt_fail(e, cgt_err_io, "%s: %s", out_path, strerror(errno));
 	if (progress != NULL && c.total_bytes > 0)
 		fprintf(progress, "\r%*s\r", 60, "");
 	for (size_t i = 0; i < c.n_threads; i++) {
