@@ -80,6 +80,10 @@ static int decode_event(struct cgt_pt_config *c, struct cursor *f)
 		rc = cursor_u32(f, &ev->n_ids, "the number of event ids");
 	if (rc == 0 && ev->n_ids > CGT_PT_MAX_IDS)
 		rc = cursor_fail(f, "at most 4096 event ids");
+	/* Each id takes a byte at least: a count the field cannot hold is an
+	   error before anything is allocated for it. */
+	if (rc == 0 && ev->n_ids > (size_t)(f->end - f->p))
+		rc = cursor_fail(f, "as many event ids as the field holds");
 	if (rc < 0)
 		return rc;
 	ev->ids = calloc(ev->n_ids ? ev->n_ids : 1, sizeof(*ev->ids));

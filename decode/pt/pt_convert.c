@@ -67,6 +67,8 @@ struct converter {
 	struct pt_estimator est;
 	struct thread **threads;
 	size_t n_threads;
+	struct cgt_map thread_by_tid;	/* tid + 1 -> thread */
+	uint32_t max_number;
 	int pass;
 	FILE *progress;
 	uint64_t total_bytes, done_bytes;
@@ -90,9 +92,9 @@ static int oom(struct converter *c)
 
 static struct thread *thread_of(struct converter *c, uint32_t tid)
 {
-	for (size_t i = 0; i < c->n_threads; i++)
-		if (c->threads[i]->tid == tid)
-			return c->threads[i];
+	struct thread *known = cgt_map_get(&c->thread_by_tid, (uint64_t)tid + 1);
+	if (known != NULL)
+		return known;
 	if (c->n_threads == 65535) {	/* numbers go into 16 bits (pt_estimate.h) */
 		cgt_fail(c->e, cgt_err_invalid, "%s: more than 65535 threads", c->in->path);
 		return NULL;
@@ -107,17 +109,19 @@ static struct thread *thread_of(struct converter *c, uint32_t tid)
 		return NULL;
 	}
 	c->threads = ts;
+	if (cgt_map_put(&c->thread_by_tid, (uint64_t)tid + 1, t) < 0) {
+		free(t);
+		oom(c);
+		return NULL;
+	}
 	c->threads[c->n_threads++] = t;
 	t->tid = tid;
 	/* The main thread is 1, the others count on in order of appearance. */
 	t->number = tid == c->in->header.pid ? 1 : 0;
-	if (t->number == 0) {
-		uint32_t max = 1;
-		for (size_t i = 0; i + 1 < c->n_threads; i++)
-			if (c->threads[i]->number >= max)
-				max = c->threads[i]->number + 1;
-		t->number = max;
-	}
+	if (t->number == 0)
+		t->number = c->max_number + 1 > 1 ? c->max_number + 1 : 2;
+	if (t->number > c->max_number)
+		c->max_number = t->number;
 	/* Its samples: those of tid, a run of the sorted array. */
 	size_t lo = 0, hi = c->in->n_samples;
 	while (lo < hi) {
@@ -565,6 +569,7 @@ int cgt_pt_decode(const char *path, int fd, const char *out_path, FILE *progress
 		free(c.threads[i]);
 	}
 	free(c.threads);
+	cgt_map_free(&c.thread_by_tid);
 	cgt_map_free(&c.blocks);
 	cgt_buf_free(&c.blocks_buf);
 	cgt_buf_free(&c.events_buf);

@@ -379,6 +379,19 @@ int pt_flow_next(struct pt_flow *f, struct pt_flow_item *item, struct cgt_error 
 		}
 		struct pt_block block = { .ninsn = 0 };
 		f->status = pt_blk_next(f->dec, &block, sizeof(block));
+		/* Code that needs no trace to go on (a jump to itself, in an
+		   image that is not what ran) would be walked for ever: so many
+		   blocks without a packet read is a decode error. */
+		uint64_t at = 0;
+		pt_blk_get_offset(f->dec, &at);
+		if (at != f->stall_offset || (f->status >= 0 && (f->status & pts_event_pending))) {
+			f->stall_offset = at;
+			f->stall_blocks = 0;
+		} else if (++f->stall_blocks > PT_FLOW_STALL && f->status >= 0) {
+			f->stall_blocks = 0;
+			f->status = -pte_nosync;
+			continue;
+		}
 		if (block.ninsn == 0)
 			continue;
 		f->next_ip = block.ip;

@@ -28,6 +28,8 @@
 struct pt_block_decoder;
 
 #define PT_FLOW_WINDOW (16u << 20)
+/* Blocks decoded without a packet read, at most: beyond, no progress. */
+#define PT_FLOW_STALL (1u << 22)
 #define PT_FLOW_SLACK 64	/* zeroed bytes after a window: libipt 2.0.5 may
 				   read a byte past a PSB cut off at the end */
 
@@ -86,6 +88,8 @@ struct pt_flow {
 	uint8_t last_raw[16], last_size;
 	uint32_t tid;
 	int foreign;		/* another process runs: its trace is skipped */
+	uint64_t stall_offset;	/* the decoder's offset, unchanged for */
+	uint64_t stall_blocks;	/* this many blocks */
 	struct pt_flow_stats stats;
 };
 

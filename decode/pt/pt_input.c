@@ -31,8 +31,16 @@ struct reading {
 	struct cgt_map id_event;	/* perf id -> event + 1 (the first with that id) */
 	size_t frame_ref;		/* in->frames index of the frame being read, or SIZE_MAX */
 	const struct cgt_frame *frame;
+	size_t cap_modules;
+	uint64_t image_bytes;
 	struct cgt_error *e;
 };
+
+/* What libipt is given as code: it checks each section against every
+   other (quadratic), and the IMAGE records' bytes are held in memory. */
+#define PT_MAX_MODULES 16384
+#define PT_MAX_IMAGES 256
+#define PT_MAX_IMAGE_BYTES (16u << 20)
 
 static int oom(struct reading *r)
 {
@@ -270,16 +278,23 @@ static int take_image(struct reading *r, const struct cgt_record *rec)
 
 	if (rc < 0)
 		return rc;
-	struct pt_image_bytes *im = realloc(in->images, (in->n_images + 1) * sizeof(*im));
+	if (in->n_images == PT_MAX_IMAGES || len > PT_MAX_IMAGE_BYTES - r->image_bytes) {
+		free(name);
+		return cgt_fail(r->e, cgt_err_corrupt,
+				"%s: stream offset %llu: more than %u IMAGE records or %u MiB of code in them",
+				rec->path, (unsigned long long)rec->stream_offset, PT_MAX_IMAGES,
+				PT_MAX_IMAGE_BYTES >> 20);
+	}
 	uint8_t *copy = malloc(len);
-	if (im == NULL || copy == NULL) {
+	struct pt_image_bytes *im = copy == NULL ? NULL : realloc(in->images, (in->n_images + 1) * sizeof(*im));
+	if (im != NULL)
+		in->images = im;	/* at most PT_MAX_IMAGES: grown one at a time */
+	if (im == NULL) {
 		free(name);
 		free(copy);
-		if (im != NULL)
-			in->images = im;
 		return oom_at(r, rec);
 	}
-	in->images = im;
+	r->image_bytes += len;
 	memcpy(copy, data, len);
 	in->images[in->n_images++] = (struct pt_image_bytes){ start, name, copy, len };
 	return 0;
@@ -299,10 +314,11 @@ static int take(struct reading *r, const struct cgt_record *rec)
 		in->have_config = rc == 0;
 		return rc < 0 ? rc : index_events(r);
 	case CGT_REC_MODULE: {
-		struct cgt_module *m = realloc(in->modules, (in->n_modules + 1) * sizeof(*m));
-		if (m == NULL)
+		if (in->n_modules == PT_MAX_MODULES)
+			return cgt_fail(r->e, cgt_err_corrupt, "%s: stream offset %llu: more than %u MODULE records",
+					rec->path, (unsigned long long)rec->stream_offset, PT_MAX_MODULES);
+		if (grow(&in->modules, &r->cap_modules, in->n_modules, sizeof(*in->modules)) < 0)
 			return oom_at(r, rec);
-		in->modules = m;
 		rc = cgt_module_decode(&in->modules[in->n_modules], rec, r->e);
 		in->n_modules += rc == 0;
 		return rc;
@@ -332,6 +348,12 @@ static int by_thread_then_time(const void *a, const void *b)
 	const struct pt_sample *x = a, *y = b;
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
+	return (x->tsc > y->tsc) - (x->tsc < y->tsc);
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct pt_switch *x = a, *y = b;
 	return (x->tsc > y->tsc) - (x->tsc < y->tsc);
 }
 
@@ -481,6 +503,16 @@ int pt_input_read(struct pt_input *in, const char *path, struct cgt_error *e)
 		return rc;
 	}
 	qsort(in->samples, in->n_samples, sizeof(*in->samples), by_thread_then_time);
+	for (size_t i = 0; i < in->n_cpus; i++) {
+		/* Time order, which pt_input_switch_at searches by: the kernel's,
+		   unless the file is damaged. */
+		struct pt_cpu_stream *s = &in->cpus[i];
+		for (size_t k = 1; k < s->n_switches; k++)
+			if (s->switches[k].tsc < s->switches[k - 1].tsc) {
+				qsort(s->switches, s->n_switches, sizeof(*s->switches), by_time);
+				break;
+			}
+	}
 	return 0;
 }
 
