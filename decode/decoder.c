@@ -517,7 +517,7 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 		fprintf(stderr, "cgtrace: %s is out of date (%s): decoding again\n", decoded, why);
 	} else if (was == DECODE_FOREIGN) {
 		fprintf(stderr, "cgtrace: %s is not a decode of %s (%s): leaving it alone and decoding "
-				"for this run only\n", decoded, path, why);
+				"for this run only (remove it to store the decode there)\n", decoded, path, why);
 		stored = 0;
 	}
 	if (stored) {
