@@ -49,7 +49,8 @@ struct pending {
 struct thread {
 	uint32_t tid, number;
 	/* pass 1: placing samples */
-	struct timed *window;		/* ring of WINDOW */
+	struct timed *window;		/* ring of window_cap (up to WINDOW) */
+	size_t window_cap;
 	uint64_t pushed, timed;		/* entries pushed, entries given a time */
 	uint64_t tick_index, tick_tsc, prev_tick_tsc;
 	int tick_valid;
@@ -141,7 +142,7 @@ static struct thread *thread_of(struct converter *c, uint32_t tid)
 
 static struct timed *entry(struct thread *t, uint64_t i)
 {
-	return &t->window[i & (WINDOW - 1)];
+	return &t->window[i & (t->window_cap - 1)];
 }
 
 /* The sample's execution: among the instructions near its time, the
@@ -224,8 +225,25 @@ static int tick(struct converter *c, struct thread *t, uint64_t tsc, int before_
 static int pass1_insn(struct converter *c, struct thread *t, struct pt_insn_state *st)
 {
 	uint64_t ip = st->ip;
-	if (t->window == NULL && (t->window = malloc(WINDOW * sizeof(*t->window))) == NULL)
-		return oom(c);
+	if (t->sample_next == t->sample_end) {
+		/* No sample left to place: no window needed. */
+		st->executions++;
+		free(t->window);
+		t->window = NULL;
+		t->window_cap = 0;
+		t->timed = t->pushed;	/* nothing in it waits for a time */
+		return 0;
+	}
+	if (t->pushed == t->window_cap && t->window_cap < WINDOW) {
+		/* Grown before it wraps, entries stay where they are: a thread
+		   that runs little takes little. */
+		size_t cap = t->window_cap ? t->window_cap * 2 : 1024;
+		struct timed *w = realloc(t->window, cap * sizeof(*w));
+		if (w == NULL)
+			return oom(c);
+		t->window = w;
+		t->window_cap = cap;
+	}
 	/* The oldest entry leaves the window: it must have a time first. */
 	if (t->pushed - t->timed >= WINDOW / 2) {
 		t->tick_valid = 0;
