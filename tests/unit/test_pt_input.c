@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "pt/pt_code.h"
 #include "pt/pt_input.h"
 #include "trace.h"
 
@@ -204,12 +205,46 @@ static void config_id_count_bounded(void)
 	cgt_pt_config_free(&c);
 }
 
+/* A mapping libipt cannot take (an offset past the end of its file) is
+   left out with a warning; the others are decoded. */
+static void bad_mappings_left_out(void)
+{
+	struct cgt_module m = { .start = 0x400000, .size = 0x1000, .prot = 5, .path = "/bin/sh" };
+	struct pt_input in;
+	struct pt_code code;
+	struct cgt_error e;
+
+	cgt_module_identify(&m);
+	begin();
+	cgt_module_encode(&b, &m);	/* a good one */
+	put(CGT_REC_MODULE);
+	m.file_offset = 1ull << 40;	/* past the end of the file */
+	cgt_module_encode(&b, &m);
+	put(CGT_REC_MODULE);
+	end();
+	CHECK(pt_input_read(&in, path, &e) == 0);
+	CHECK_EQ(in.n_modules, 2);
+	FILE *warn = tmpfile();
+	CHECK(pt_code_build(&code, &in, warn, &e) == 0);
+	CHECK_EQ(code.modules_left_out, 1);
+	char text[1024] = "";
+	rewind(warn);
+	size_t n = fread(text, 1, sizeof(text) - 1, warn);
+	text[n] = '\0';
+	CHECK(strstr(text, "/bin/sh: its mapping at 0x400000 cannot be decoded") != NULL);
+	fclose(warn);
+	pt_code_free(&code);
+	pt_input_free(&in);
+	unlink(path);
+}
+
 int main(void)
 {
-	PLAN(4);
+	PLAN(5);
 	RUN(pieces_join);
 	RUN(breaks_once);
 	RUN(too_many_cpus);
 	RUN(config_id_count_bounded);
+	RUN(bad_mappings_left_out);
 	return CHECK_DONE();
 }
