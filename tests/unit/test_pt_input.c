@@ -2,6 +2,7 @@
    AUX pieces join (gaps, overlaps, pieces out of order, zero-size ones,
    truncation breaks from sideband), the packets read back in bounded
    pieces, and the limits on what a hostile file may claim. */
+#include <intel-pt.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include "check.h"
 #include "pt/pt_code.h"
+#include "pt/pt_flow.h"
 #include "pt/pt_input.h"
 #include "trace.h"
 
@@ -238,13 +240,95 @@ static void bad_mappings_left_out(void)
 	unlink(path);
 }
 
+static void enc(struct pt_encoder *en, struct pt_packet p)
+{
+	if (pt_enc_next(en, &p) < 0)
+		printf("  cannot encode packet %d\n", p.type);
+}
+
+/* Code that needs no trace to go on -- a jump to itself, where the
+   packets say the program went on (an image that is not what ran) --
+   is a decode error after PT_FLOW_STALL blocks, not an endless walk. */
+static void endless_code_is_a_decode_error(void)
+{
+	char code_path[] = "/tmp/test_pt_code.XXXXXX";
+	uint8_t code[4096] = { 0xeb, 0xfe };	/* jmp . */
+	int fd = mkstemp(code_path);
+	if (fd < 0 || write(fd, code, sizeof(code)) != (ssize_t)sizeof(code))
+		printf("  cannot write %s\n", code_path);
+	close(fd);
+	struct cgt_module m = { .start = 0x400000, .size = 0x1000, .prot = 5, .path = code_path };
+	cgt_module_identify(&m);
+
+	uint8_t stream[256] = { 0 };
+	struct pt_config pc;
+	pt_config_init(&pc);
+	pc.begin = stream;
+	pc.end = stream + sizeof(stream) - 64;
+	struct pt_encoder *en = pt_alloc_encoder(&pc);
+	struct pt_packet p = { .type = ppt_psb };
+	enc(en, p);
+	p = (struct pt_packet){ .type = ppt_mode };
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+	enc(en, p);
+	enc(en, (struct pt_packet){ .type = ppt_psbend });
+	p = (struct pt_packet){ .type = ppt_tip_pge };
+	p.payload.ip.ipc = pt_ipc_sext_48;
+	p.payload.ip.ip = 0x400000;
+	enc(en, p);
+	p = (struct pt_packet){ .type = ppt_tnt_8 };	/* never reached */
+	p.payload.tnt.bit_size = 1;
+	p.payload.tnt.payload = 1;
+	enc(en, p);
+	uint64_t used = 0;
+	pt_enc_get_offset(en, &used);
+	pt_free_encoder(en);
+
+	begin();
+	cgt_module_encode(&b, &m);
+	put(CGT_REC_MODULE);
+	cgt_aux_encode(&b, 0, 0, stream, (size_t)used);
+	put(CGT_REC_AUX);
+	end();
+
+	struct pt_input in;
+	struct pt_code codes;
+	struct pt_classifier cls = { 0 };
+	struct pt_flow f;
+	struct pt_flow_item item;
+	struct cgt_error e;
+	uint64_t insns = 0, losses = 0;
+	int rc;
+	CHECK(pt_input_read(&in, path, &e) == 0);
+	CHECK(pt_code_build(&codes, &in, NULL, &e) == 0);
+	CHECK_EQ(codes.modules_left_out, 0);
+	CHECK(pt_flow_open(&f, &in, &in.cpus[0], &codes, &cls, &e) == 0);
+	while ((rc = pt_flow_next(&f, &item, &e)) > 0 && insns <= 4 * (uint64_t)PT_FLOW_STALL) {
+		insns += item.kind == PT_FLOW_INSN;
+		losses += item.kind == PT_FLOW_LOSS;
+	}
+	printf("# %llu instructions, %llu losses\n", (unsigned long long)insns, (unsigned long long)losses);
+	CHECK_EQ(rc, 0);		/* the end, not the cap above */
+	CHECK(insns >= PT_FLOW_STALL && insns <= PT_FLOW_STALL + 2);
+	CHECK_EQ(f.stats.errors, 1);
+	CHECK_EQ(losses, 1);
+	pt_flow_close(&f);
+	pt_classifier_free(&cls);
+	pt_code_free(&codes);
+	pt_input_free(&in);
+	unlink(path);
+	unlink(code_path);
+}
+
 int main(void)
 {
-	PLAN(5);
+	PLAN(6);
 	RUN(pieces_join);
 	RUN(breaks_once);
 	RUN(too_many_cpus);
 	RUN(config_id_count_bounded);
 	RUN(bad_mappings_left_out);
+	RUN(endless_code_is_a_decode_error);
 	return CHECK_DONE();
 }
