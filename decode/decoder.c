@@ -429,7 +429,7 @@ static enum stored_decode examine_decode(const char *decoded, const struct cgt_t
 	memset(&dh, 0, sizeof(dh));
 	if (cgt_reader_next(r, &rec, &e) <= 0 || rec.type != CGT_REC_HEADER || cgt_header_decode(&dh, &rec, &e) < 0)
 		*why = "it cannot be read";
-	else if (strcmp(dh.backend, "pt") != 0 || !dh.decoded.present)
+	else if (!same_string(dh.backend, "pt") || !dh.decoded.present)
 		*why = "it is not a decoded Intel PT trace";
 	else if (!same_recording(&dh, h))
 		*why = "it is the decode of another recording";
