@@ -51,6 +51,9 @@ struct cgt_mapping {
 int cgt_decoder_open(struct cgt_decoder **d, const char *path, struct cgt_error *e);
 const struct cgt_trace_header *cgt_decoder_header(const struct cgt_decoder *d);
 uint32_t cgt_decoder_version(const struct cgt_decoder *d);	/* of the trace format */
+/* Opened on a pt trace: the stored decode it replays (FOO.decoded.zst),
+   or "" for one made for this run only; NULL for any other trace. */
+const char *cgt_decoder_replayed(const struct cgt_decoder *d);
 /* Segments taken so far (all of them once the end is reached). */
 uint64_t cgt_decoder_segments(const struct cgt_decoder *d);
 
@@ -116,8 +119,10 @@ void cgt_decoder_close(struct cgt_decoder *d);
 /* A trace of the pt backend is decoded (with libipt) into a trace of
    blocks and executions, which cgt_decoder_open() then reads: data
    addresses estimated from the memory samples (decode/pt/pt_estimate.h).
-   progress: where to show a progress line (NULL: nowhere). */
-int cgt_pt_decode(const char *path, const char *out_path, FILE *progress, struct cgt_error *e);
+   progress: where to show a progress line (NULL: nowhere).  The decode
+   is written to fd (out_path names it in messages), which the caller
+   made, and closes or removes. */
+int cgt_pt_decode(const char *path, int fd, const char *out_path, FILE *progress, struct cgt_error *e);
 
 /* Stored decodes of another version are decoded again. */
 #define CGT_PT_DECODER_VERSION 1

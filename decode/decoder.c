@@ -9,6 +9,7 @@
  * delta state.  A segment that goes on in the next frame (a version 1
  * trace is one segment) stays with its worker, frame after frame.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -42,6 +43,7 @@ struct cgt_decoder {
 
 	struct cgt_decode_worker *sequential;	/* cgt_decoder_next's */
 	int sequential_in_segment;
+	char *replayed;			/* cgt_decoder_replayed */
 };
 
 struct cgt_decode_worker {
@@ -393,82 +395,196 @@ static char *decoded_path_of(const char *path)
 	return asprintf(&out, "%.*s.decoded.zst", (int)n, path) < 0 ? NULL : out;
 }
 
-/* Opens the stored decode at decoded if it is of the pt trace at path, as
-   it is now, by this decoder: 1 (*out open), else 0 with *why (NULL if
-   there is none). */
-static int open_current_decode(struct cgt_decoder **out, const char *path, const char *decoded,
-			       const char **why)
+static int same_string(const char *a, const char *b)
 {
-	struct cgt_decoder *d;
-	struct cgt_error e;
-	struct stat st;
-
-	*why = NULL;
-	if (access(decoded, F_OK) != 0)
-		return 0;
-	if (stat(path, &st) < 0 || cgt_decoder_open(&d, decoded, &e) < 0) {
-		*why = "it cannot be read";
-		return 0;
-	}
-	const struct cgt_pt_decoded *x = &cgt_decoder_header(d)->decoded;
-	int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	if (!x->present)
-		*why = "it is not a decoded Intel PT trace";
-	else if (x->source_size != (uint64_t)st.st_size || x->source_mtime_ns != mtime)
-		*why = "the trace has changed since it was decoded";
-	else if (x->decoder_version != CGT_PT_DECODER_VERSION)
-		*why = "this cgtrace decodes differently";
-	if (*why != NULL) {
-		cgt_decoder_close(d);
-		return 0;
-	}
-	*out = d;
-	return 1;
+	return strcmp(a ? a : "", b ? b : "") == 0;
 }
 
-/* A pt trace: decoded once into FOO.decoded.zst beside it, which later
-   runs replay; where nothing can be written beside it, into a temporary
-   file for this run only. */
-static int open_pt(struct cgt_decoder **out, const char *path, struct cgt_error *e)
+/* Whether two headers are of one recording: a decode copies its trace's
+   header, adding only the decoding figures. */
+static int same_recording(const struct cgt_trace_header *a, const struct cgt_trace_header *b)
+{
+	if (!same_string(a->backend, b->backend) || a->argc != b->argc || !same_string(a->cwd, b->cwd) ||
+	    a->pid != b->pid || !same_string(a->cpu_vendor, b->cpu_vendor) ||
+	    !same_string(a->cpu_name, b->cpu_name) || a->cpu_family != b->cpu_family ||
+	    a->cpu_model != b->cpu_model || a->cpu_stepping != b->cpu_stepping ||
+	    a->n_caches != b->n_caches || a->page_size != b->page_size ||
+	    a->start_time_ns != b->start_time_ns || !same_string(a->recorder, b->recorder) ||
+	    a->max_access_size != b->max_access_size)
+		return 0;
+	for (uint32_t i = 0; i < a->argc; i++)
+		if (!same_string(a->argv[i], b->argv[i]))
+			return 0;
+	return memcmp(a->caches, b->caches, a->n_caches * sizeof(a->caches[0])) == 0;
+}
+
+enum stored_decode {
+	DECODE_ABSENT,		/* nothing there */
+	DECODE_CURRENT,		/* a decode of the trace as it is now */
+	DECODE_STALE,		/* a decode of this recording, out of date */
+	DECODE_FOREIGN,		/* anything else: never replaced */
+};
+
+/* What is at decoded, for the pt trace at path (its header h, the file
+   st): with a reason in *why unless absent or current. */
+static enum stored_decode examine_decode(const char *decoded, const struct cgt_trace_header *h,
+					 const struct stat *st, const char **why)
+{
+	struct stat ds;
+	struct cgt_reader *r;
+	struct cgt_record rec;
+	struct cgt_error e;
+	struct cgt_trace_header dh;
+	enum stored_decode verdict = DECODE_FOREIGN;
+
+	*why = NULL;
+	if (lstat(decoded, &ds) < 0)
+		return errno == ENOENT ? DECODE_ABSENT : (*why = "it cannot be read", DECODE_FOREIGN);
+	if (!S_ISREG(ds.st_mode)) {
+		/* Not even opened: a FIFO would block, a device answer anything. */
+		*why = S_ISLNK(ds.st_mode) ? "it is a symbolic link" : "it is not a regular file";
+		return DECODE_FOREIGN;
+	}
+	if (cgt_reader_open(&r, decoded, &e) < 0) {
+		*why = e.status == cgt_err_not_trace ? "it is not a cgtrace trace" : "it cannot be read";
+		return DECODE_FOREIGN;
+	}
+	memset(&dh, 0, sizeof(dh));
+	if (cgt_reader_next(r, &rec, &e) <= 0 || rec.type != CGT_REC_HEADER || cgt_header_decode(&dh, &rec, &e) < 0)
+		*why = "it cannot be read";
+	else if (!same_string(dh.backend, "pt") || !dh.decoded.present)
+		*why = "it is not a decoded Intel PT trace";
+	else if (!same_recording(&dh, h))
+		*why = "it is the decode of another recording";
+	else if (dh.decoded.source_size != (uint64_t)st->st_size ||
+		 dh.decoded.source_mtime_ns != (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec)
+		*why = "the trace has changed since it was decoded", verdict = DECODE_STALE;
+	else if (dh.decoded.decoder_version != CGT_PT_DECODER_VERSION)
+		*why = "this cgtrace decodes differently", verdict = DECODE_STALE;
+	else
+		verdict = DECODE_CURRENT;
+	cgt_header_free(&dh);
+	cgt_reader_close(r);
+	return verdict;
+}
+
+/* A new file beside decoded, made exclusively (never an existing name,
+   never through a symbolic link): its descriptor, or -1 with errno. */
+static int create_beside(const char *decoded, char **temp)
+{
+	static unsigned counter;
+	for (int tries = 0; tries < 100; tries++) {
+		free(*temp);
+		*temp = NULL;
+		if (asprintf(temp, "%s.%ld.%u.part", decoded, (long)getpid(),
+			     __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED)) < 0) {
+			*temp = NULL;
+			errno = ENOMEM;
+			return -1;
+		}
+		int fd = open(*temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return -1;
+}
+
+/* Puts the finished decode at temp in place at decoded: over a stale
+   decode of the same recording, else only where nothing is. */
+static int install_decode(const char *temp, const char *decoded, enum stored_decode was)
+{
+	if (was == DECODE_STALE)
+		return rename(temp, decoded);
+	if (renameat2(AT_FDCWD, temp, AT_FDCWD, decoded, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	/* A file system without RENAME_NOREPLACE: link() never replaces. */
+	if (link(temp, decoded) < 0)
+		return -1;
+	unlink(temp);
+	return 0;
+}
+
+/* A pt trace (header h): decoded once into FOO.decoded.zst beside it,
+   which later runs replay.  That name is only ever created exclusively or
+   replaced when it holds a stale decode of the same recording; where it
+   holds anything else, or nothing can be written beside the trace, the
+   decode goes into a temporary file for this run only. */
+static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_trace_header *h,
+		   struct cgt_error *e)
 {
 	char *decoded = decoded_path_of(path), *temp = NULL;
 	const char *why;
-	int rc, stored = 1;
+	struct stat st;
+	int rc, stored = 1, fd = -1;
 
 	if (decoded == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
-	if (open_current_decode(out, path, decoded, &why)) {
+	if (stat(path, &st) < 0) {
 		free(decoded);
-		return 0;
+		return cgt_fail(e, cgt_err_io, "%s: %s", path, strerror(errno));
 	}
-	if (why != NULL)
+	enum stored_decode was = examine_decode(decoded, h, &st, &why);
+	if (was == DECODE_CURRENT) {
+		rc = cgt_decoder_open(out, decoded, e);
+		if (rc == 0 && ((*out)->replayed = strdup(decoded)) == NULL) {
+			cgt_decoder_close(*out);
+			*out = NULL;
+			rc = cgt_fail(e, cgt_err_nomem, "out of memory");
+		}
+		free(decoded);
+		return rc;
+	}
+	if (was == DECODE_STALE) {
 		fprintf(stderr, "cgtrace: %s is out of date (%s): decoding again\n", decoded, why);
-	int fd = -1;
-	if (asprintf(&temp, "%s.part", decoded) >= 0)
-		fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-		fprintf(stderr, "cgtrace: cannot store the decoded trace beside %s: decoding it for this "
-				"run only\n", path);
+	} else if (was == DECODE_FOREIGN) {
+		fprintf(stderr, "cgtrace: %s is not a decode of %s (%s): leaving it alone and decoding "
+				"for this run only (remove it to store the decode there)\n", decoded, path, why);
+		stored = 0;
+	}
+	if (stored) {
+		fd = create_beside(decoded, &temp);
+		if (fd < 0) {
+			fprintf(stderr, "cgtrace: cannot store the decoded trace beside %s (%s): decoding it "
+					"for this run only\n", path, strerror(errno));
+			stored = 0;
+		}
+	}
+	if (!stored) {
+		const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 		free(temp);
 		temp = NULL;
-		stored = 0;
 		if (asprintf(&temp, "%s/cgtrace-decoded.XXXXXX", dir) >= 0)
 			fd = mkstemp(temp);
+		else
+			temp = NULL;
+		if (fd < 0) {
+			rc = cgt_fail(e, cgt_err_io, "cannot write a file for the decoded Intel PT trace in %s: %s",
+				      dir, strerror(errno));
+			free(temp);
+			free(decoded);
+			return rc;
+		}
 	}
-	if (fd < 0) {
-		free(temp);
-		free(decoded);
-		return cgt_fail(e, cgt_err_io, "cannot write a file for the decoded Intel PT trace");
-	}
-	close(fd);
-	rc = cgt_pt_decode(path, temp, isatty(STDERR_FILENO) ? stderr : NULL, e);
-	if (rc == 0 && stored && rename(temp, decoded) == 0) {
+	rc = cgt_pt_decode(path, fd, temp, isatty(STDERR_FILENO) ? stderr : NULL, e);
+	if (close(fd) < 0 && rc == 0)
+		rc = cgt_fail(e, cgt_err_io, "%s: %s", temp, strerror(errno));
+	if (rc == 0 && stored && install_decode(temp, decoded, was) == 0) {
 		fprintf(stderr, "cgtrace: decoded the Intel PT trace into %s; later runs replay it\n",
 			decoded);
 		rc = cgt_decoder_open(out, decoded, e);
 	} else if (rc == 0) {
+		if (stored)
+			fprintf(stderr, "cgtrace: cannot put the decoded trace at %s (%s): using it for this "
+					"run only\n", decoded, strerror(errno));
+		stored = 0;
 		rc = cgt_decoder_open(out, temp, e);
+	}
+	if (rc == 0 && ((*out)->replayed = strdup(stored ? decoded : "")) == NULL) {
+		cgt_decoder_close(*out);
+		*out = NULL;
+		rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
 	unlink(temp);	/* renamed, or kept open by the reader until the end */
 	free(temp);
@@ -526,8 +642,9 @@ int cgt_decoder_open(struct cgt_decoder **out, const char *path, struct cgt_erro
 	}
 	if (rc == 0 && strcmp(d->header.backend, "pt") == 0 && !d->header.decoded.present) {
 		/* Packets, not executions: replay their stored decode. */
+		rc = open_pt(out, path, &d->header, e);
 		cgt_decoder_close(d);
-		return open_pt(out, path, e);
+		return rc;
 	}
 	if (rc == 0 && strcmp(d->header.backend, "valgrind") != 0 && strcmp(d->header.backend, "pt") != 0)
 		rc = cgt_fail(e, cgt_err_version,
@@ -604,6 +721,11 @@ const char *cgt_decoder_truncation(const struct cgt_decoder *d)
 	return cgt_reader_truncation(d->reader);
 }
 
+const char *cgt_decoder_replayed(const struct cgt_decoder *d)
+{
+	return d->replayed;
+}
+
 uint64_t cgt_decoder_file_size(const struct cgt_decoder *d)
 {
 	return cgt_reader_file_size(d->reader);
@@ -630,5 +752,6 @@ void cgt_decoder_close(struct cgt_decoder *d)
 	for (size_t i = 0; i < d->n_maps; i++)
 		cgt_module_free(&d->maps[i].module);
 	free(d->maps);
+	free(d->replayed);
 	free(d);
 }

@@ -62,9 +62,19 @@ static void print_header(FILE *out, const char *path, const struct cgt_decoder *
 
 	if (gmtime_r(&t, &tm) != NULL)
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
-	fprintf(out, "trace:          %s (%" PRIu64 " bytes, format version %u, %" PRIu64 " segment%s)\n",
-		path, cgt_decoder_file_size(d), cgt_decoder_version(d), segments,
-		segments == 1 ? "" : "s");
+	const char *replayed = cgt_decoder_replayed(d);
+	if (replayed != NULL) {
+		/* A pt trace: its own size, then its decode's. */
+		fprintf(out, "trace:          %s (%" PRIu64 " bytes of Intel PT packets and sideband)\n", path,
+			h->decoded.source_size);
+		fprintf(out, "decoded:        %s (%" PRIu64 " bytes, format version %u, %" PRIu64 " segment%s)\n",
+			replayed[0] ? replayed : "for this run only", cgt_decoder_file_size(d),
+			cgt_decoder_version(d), segments, segments == 1 ? "" : "s");
+	} else {
+		fprintf(out, "trace:          %s (%" PRIu64 " bytes, format version %u, %" PRIu64 " segment%s)\n",
+			path, cgt_decoder_file_size(d), cgt_decoder_version(d), segments,
+			segments == 1 ? "" : "s");
+	}
 	fprintf(out, "backend:        %s (%s)\n", h->backend, h->recorder);
 	fprintf(out, "command:       ");
 	for (uint32_t i = 0; i < h->argc; i++)

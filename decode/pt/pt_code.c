@@ -70,10 +70,14 @@ int pt_code_build(struct pt_code *c, const struct pt_input *in, FILE *warn, stru
 					m->path, why);
 			continue;
 		}
-		int rc = add_section(c, m->path, m->file_offset, m->size, m->start, e);
-		if (rc < 0) {
-			pt_code_free(c);
-			return rc;
+		/* A mapping libipt cannot take (an offset past the end of its
+		   file) is left out like a changed file, not a reason to decode
+		   nothing. */
+		if (add_section(c, m->path, m->file_offset, m->size, m->start, e) < 0) {
+			c->modules_left_out++;
+			if (warn != NULL)
+				fprintf(warn, "cgtrace: warning: %s: its mapping at %#llx cannot be decoded (%s)\n",
+					m->path, (unsigned long long)m->start, e->msg);
 		}
 	}
 	for (size_t i = 0; i < in->n_images; i++) {

@@ -13,7 +13,7 @@
  * between CPUs keeps its counts, but its pieces are simulated in CPU order
  * rather than in time order.
  */
-#include <fcntl.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +49,8 @@ struct pending {
 struct thread {
 	uint32_t tid, number;
 	/* pass 1: placing samples */
-	struct timed *window;		/* ring of WINDOW */
+	struct timed *window;		/* ring of window_cap (up to WINDOW) */
+	size_t window_cap;
 	uint64_t pushed, timed;		/* entries pushed, entries given a time */
 	uint64_t tick_index, tick_tsc, prev_tick_tsc;
 	int tick_valid;
@@ -67,6 +68,8 @@ struct converter {
 	struct pt_estimator est;
 	struct thread **threads;
 	size_t n_threads;
+	struct cgt_map thread_by_tid;	/* tid + 1 -> thread */
+	uint32_t max_number;
 	int pass;
 	FILE *progress;
 	uint64_t total_bytes, done_bytes;
@@ -90,9 +93,9 @@ static int oom(struct converter *c)
 
 static struct thread *thread_of(struct converter *c, uint32_t tid)
 {
-	for (size_t i = 0; i < c->n_threads; i++)
-		if (c->threads[i]->tid == tid)
-			return c->threads[i];
+	struct thread *known = cgt_map_get(&c->thread_by_tid, (uint64_t)tid + 1);
+	if (known != NULL)
+		return known;
 	if (c->n_threads == 65535) {	/* numbers go into 16 bits (pt_estimate.h) */
 		cgt_fail(c->e, cgt_err_invalid, "%s: more than 65535 threads", c->in->path);
 		return NULL;
@@ -107,17 +110,19 @@ static struct thread *thread_of(struct converter *c, uint32_t tid)
 		return NULL;
 	}
 	c->threads = ts;
+	if (cgt_map_put(&c->thread_by_tid, (uint64_t)tid + 1, t) < 0) {
+		free(t);
+		oom(c);
+		return NULL;
+	}
 	c->threads[c->n_threads++] = t;
 	t->tid = tid;
 	/* The main thread is 1, the others count on in order of appearance. */
 	t->number = tid == c->in->header.pid ? 1 : 0;
-	if (t->number == 0) {
-		uint32_t max = 1;
-		for (size_t i = 0; i + 1 < c->n_threads; i++)
-			if (c->threads[i]->number >= max)
-				max = c->threads[i]->number + 1;
-		t->number = max;
-	}
+	if (t->number == 0)
+		t->number = c->max_number + 1 > 1 ? c->max_number + 1 : 2;
+	if (t->number > c->max_number)
+		c->max_number = t->number;
 	/* Its samples: those of tid, a run of the sorted array. */
 	size_t lo = 0, hi = c->in->n_samples;
 	while (lo < hi) {
@@ -137,7 +142,7 @@ static struct thread *thread_of(struct converter *c, uint32_t tid)
 
 static struct timed *entry(struct thread *t, uint64_t i)
 {
-	return &t->window[i & (WINDOW - 1)];
+	return &t->window[i & (t->window_cap - 1)];
 }
 
 /* The sample's execution: among the instructions near its time, the
@@ -220,8 +225,25 @@ static int tick(struct converter *c, struct thread *t, uint64_t tsc, int before_
 static int pass1_insn(struct converter *c, struct thread *t, struct pt_insn_state *st)
 {
 	uint64_t ip = st->ip;
-	if (t->window == NULL && (t->window = malloc(WINDOW * sizeof(*t->window))) == NULL)
-		return oom(c);
+	if (t->sample_next == t->sample_end) {
+		/* No sample left to place: no window needed. */
+		st->executions++;
+		free(t->window);
+		t->window = NULL;
+		t->window_cap = 0;
+		t->timed = t->pushed;	/* nothing in it waits for a time */
+		return 0;
+	}
+	if (t->pushed == t->window_cap && t->window_cap < WINDOW) {
+		/* Grown before it wraps, entries stay where they are: a thread
+		   that runs little takes little. */
+		size_t cap = t->window_cap ? t->window_cap * 2 : 1024;
+		struct timed *w = realloc(t->window, cap * sizeof(*w));
+		if (w == NULL)
+			return oom(c);
+		t->window = w;
+		t->window_cap = cap;
+	}
 	/* The oldest entry leaves the window: it must have a time first. */
 	if (t->pushed - t->timed >= WINDOW / 2) {
 		t->tick_valid = 0;
@@ -527,7 +549,7 @@ static int write_end(struct converter *c)
 	return rc;
 }
 
-int cgt_pt_decode(const char *path, const char *out_path, FILE *progress, struct cgt_error *e)
+int cgt_pt_decode(const char *path, int fd, const char *out_path, FILE *progress, struct cgt_error *e)
 {
 	struct pt_input in;
 	struct converter c = { .e = e, .progress = progress };
@@ -545,12 +567,6 @@ int cgt_pt_decode(const char *path, const char *out_path, FILE *progress, struct
 		c.pass = 1;
 		rc = run_pass(&c);
 	}
-	int fd = -1;
-	if (rc == 0) {
-		fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-		if (fd < 0)
-			rc = cgt_fail(e, cgt_err_io, "cannot write the decoded trace to '%s': %m", out_path);
-	}
 	if (rc == 0)
 		rc = write_start(&c, fd, out_path);
 	if (rc == 0) {
@@ -562,10 +578,8 @@ int cgt_pt_decode(const char *path, const char *out_path, FILE *progress, struct
 		rc = write_end(&c);
 	if (c.w != NULL && cgt_writer_close(c.w, rc < 0 ? NULL : e) < 0 && rc == 0)
 		rc = -cgt_err_io;
-	if (fd >= 0 && close(fd) < 0 && rc == 0)
-		rc = cgt_fail(e, cgt_err_io, "%s: %m", out_path);
-	if (rc < 0 && fd >= 0)
-		unlink(out_path);
+	if (rc == 0 && fsync(fd) < 0 && errno != EINVAL)
+		rc = cgt_fail(e, cgt_err_io, "%s: %s", out_path, strerror(errno));
 	if (progress != NULL && c.total_bytes > 0)
 		fprintf(progress, "\r%*s\r", 60, "");
 	for (size_t i = 0; i < c.n_threads; i++) {
@@ -573,6 +587,7 @@ int cgt_pt_decode(const char *path, const char *out_path, FILE *progress, struct
 		free(c.threads[i]);
 	}
 	free(c.threads);
+	cgt_map_free(&c.thread_by_tid);
 	cgt_map_free(&c.blocks);
 	cgt_buf_free(&c.blocks_buf);
 	cgt_buf_free(&c.events_buf);

@@ -12,8 +12,7 @@
 
 #include "pt_flow.h"
 
-/* libipt 2.0.5 may read a byte past a PSB cut off at the end. */
-#define SLACK 64
+#define SLACK PT_FLOW_SLACK
 
 static void config_for(const struct pt_flow *f, struct pt_config *c, uint8_t *begin, size_t len)
 {
@@ -41,14 +40,20 @@ static void config_for(const struct pt_flow *f, struct pt_config *c, uint8_t *be
 	c->cpuid_0x15_ebx = f->in->config.cpuid15_ebx;
 }
 
-/* Every PSB of the segment, with the packet decoder. */
+static int nomem(const struct pt_flow *f, struct cgt_error *e)
+{
+	return cgt_fail(e, cgt_err_nomem, "%s: CPU %u, packet offset %llu: out of memory", f->in->path,
+			f->s->cpu, (unsigned long long)f->buffer_start);
+}
+
+/* Every PSB of buffer[0, len), with the packet decoder. */
 static int index_psbs(struct pt_flow *f, const struct pt_config *c, struct cgt_error *e)
 {
 	struct pt_packet_decoder *pd = pt_pkt_alloc_decoder(c);
 
 	f->n_psbs = 0;
 	if (pd == NULL)
-		return cgt_fail(e, cgt_err_nomem, "out of memory");
+		return nomem(f, e);
 	while (pt_pkt_sync_forward(pd) >= 0) {
 		uint64_t offset;
 		struct pt_packet p;
@@ -58,7 +63,7 @@ static int index_psbs(struct pt_flow *f, const struct pt_config *c, struct cgt_e
 			uint64_t *psbs = realloc(f->psbs, cap * sizeof(*psbs));
 			if (psbs == NULL) {
 				pt_pkt_free_decoder(pd);
-				return cgt_fail(e, cgt_err_nomem, "out of memory");
+				return nomem(f, e);
 			}
 			f->psbs = psbs;
 			f->cap_psbs = cap;
@@ -71,43 +76,126 @@ static int index_psbs(struct pt_flow *f, const struct pt_config *c, struct cgt_e
 	return 0;
 }
 
-/* Opens the decoder for the next segment; 0 if there is none. */
-static int open_segment(struct pt_flow *f, struct cgt_error *e)
+/* Where the PSB+ at offset q ends (after its PSBEND), if it is whole in
+   the buffer; 0 if not. */
+static uint64_t psb_plus_end(struct pt_packet_decoder *pd, uint64_t q)
 {
-	const struct pt_cpu_stream *s = f->s;
-
-	if (f->segment > s->n_breaks)
+	struct pt_packet p;
+	uint64_t end;
+	if (pt_pkt_sync_set(pd, q) < 0)
 		return 0;
-	f->seg_start = f->segment == 0 ? 0 : s->breaks[f->segment - 1];
-	f->seg_end = f->segment < s->n_breaks ? s->breaks[f->segment] : s->len;
-	f->segment++;
-	f->stats.segments++;
-	size_t len = f->seg_end - f->seg_start;
-	if (len + SLACK > f->buffer_cap) {
-		uint8_t *b = realloc(f->buffer, len + SLACK);
-		if (b == NULL)
-			return cgt_fail(e, cgt_err_nomem, "out of memory");
-		f->buffer = b;
-		f->buffer_cap = len + SLACK;
+	for (int i = 0; i < 256; i++) {		/* a PSB+ is a few packets */
+		if (pt_pkt_next(pd, &p, sizeof(p)) < 0)
+			return 0;
+		if (p.type == ppt_psbend)
+			return pt_pkt_get_offset(pd, &end) < 0 ? 0 : end;
+		if (p.type == ppt_ovf || (i > 0 && p.type == ppt_psb))
+			return 0;
 	}
-	memcpy(f->buffer, s->data + f->seg_start, len);
-	memset(f->buffer + len, 0, SLACK);
+	return 0;
+}
+
+/* Chooses the window in a full buffer whose stream goes on: up to the end
+   of the last whole PSB+ after the first byte, the next window starting
+   at that PSB; with none, all of it. */
+static int cut_window(struct pt_flow *f, const struct pt_config *c, struct cgt_error *e)
+{
+	f->win_len = f->next_start = f->filled;
+	struct pt_packet_decoder *pd = pt_pkt_alloc_decoder(c);
+	if (pd == NULL)
+		return nomem(f, e);
+	for (size_t i = f->n_psbs, tried = 0; i > 0 && tried < 8; i--, tried++) {
+		uint64_t q = f->psbs[i - 1], end;
+		if (q == 0)
+			break;
+		if ((end = psb_plus_end(pd, q)) != 0) {
+			f->win_len = (size_t)end;
+			f->next_start = (size_t)q;
+			break;
+		}
+	}
+	pt_pkt_free_decoder(pd);
+	return 0;
+}
+
+/* Opens the decoder for the next window; 0 if there is none. */
+static int open_window(struct pt_flow *f, struct cgt_error *e)
+{
+	if (f->started) {
+		/* Drop the window decoded, keep what the next one begins with. */
+		memcpy(f->buffer + f->win_len, f->saved, SLACK);
+		memmove(f->buffer, f->buffer + f->next_start, f->filled - f->next_start);
+		f->buffer_start += f->next_start;
+		f->filled -= f->next_start;
+	} else {
+		f->started = 1;
+		f->stats.segments++;
+	}
+	int whole = 0;		/* the buffer ends where its segment does */
+	while (!whole) {
+		const uint8_t *p;
+		size_t n;
+		int at_break, rc = pt_aux_peek(&f->aux, &p, &n, &at_break, e);
+		if (rc < 0)
+			return rc;
+		if (rc == 0 || (at_break && f->filled > 0)) {
+			whole = 1;
+			break;
+		}
+		if (at_break) {
+			pt_aux_pass_break(&f->aux);
+			f->stats.segments++;
+			continue;
+		}
+		if (f->filled == f->window_max)
+			break;
+		size_t take = n < f->window_max - f->filled ? n : f->window_max - f->filled;
+		memcpy(f->buffer + f->filled, p, take);
+		pt_aux_skip(&f->aux, take);
+		f->filled += take;
+	}
+	if (f->filled == 0)
+		return 0;
 
 	struct pt_config c;
-	config_for(f, &c, f->buffer, len);
+	config_for(f, &c, f->buffer, f->filled);
 	int rc = index_psbs(f, &c, e);
+	if (rc == 0 && !whole)
+		rc = cut_window(f, &c, e);
+	else
+		f->win_len = f->next_start = f->filled;
 	if (rc < 0)
 		return rc;
+	while (f->n_psbs > 0 && f->psbs[f->n_psbs - 1] >= f->win_len)
+		f->n_psbs--;
+	memcpy(f->saved, f->buffer + f->win_len, SLACK);
+	memset(f->buffer + f->win_len, 0, SLACK);
+
+	config_for(f, &c, f->buffer, f->win_len);
 	f->dec = pt_blk_alloc_decoder(&c);
 	if (f->dec == NULL)
-		return cgt_fail(e, cgt_err_nomem, "out of memory");
+		return nomem(f, e);
 	pt_blk_set_image(f->dec, f->code->image);
 	f->status = pt_blk_sync_forward(f->dec);
 	f->left = 0;
+	int after_cut = f->after_cut, skipping = f->skipping;
+	f->after_cut = !whole && f->next_start == f->filled;
+	f->skipping = 0;
+	if (after_cut) {
+		/* The bytes before the first PSB continue a packet stream cut
+		   where it had no PSB: lost, unless they were being skipped
+		   already. */
+		f->stats.bytes_skipped += f->n_psbs > 0 ? f->psbs[0] : f->win_len;
+		f->skipping = f->n_psbs == 0;	/* all of it */
+		if (!skipping) {
+			f->stats.errors++;
+			return 2;
+		}
+	}
 	return 1;
 }
 
-static void close_segment(struct pt_flow *f)
+static void close_window(struct pt_flow *f)
 {
 	pt_blk_free_decoder(f->dec);
 	f->dec = NULL;
@@ -117,13 +205,21 @@ static void close_segment(struct pt_flow *f)
 int pt_flow_open(struct pt_flow *f, const struct pt_input *in, const struct pt_cpu_stream *s,
 		 struct pt_code *code, struct pt_classifier *classifier, struct cgt_error *e)
 {
-	(void)e;
 	memset(f, 0, sizeof(*f));
 	f->in = in;
 	f->s = s;
 	f->code = code;
 	f->classifier = classifier;
 	f->tid = (uint32_t)in->header.pid;
+	f->window_max = PT_FLOW_WINDOW;
+	/* For tests: smaller windows, to cut segments often. */
+	const char *w = getenv("CGTRACE_PT_WINDOW");
+	if (w != NULL && atol(w) >= 1024 && (unsigned long)atol(w) <= PT_FLOW_WINDOW)
+		f->window_max = (size_t)atol(w);
+	f->buffer = malloc(f->window_max + SLACK);
+	if (f->buffer == NULL)
+		return cgt_fail(e, cgt_err_nomem, "%s: CPU %u: out of memory", in->path, s->cpu);
+	pt_aux_open(&f->aux, in, s);
 	return 0;
 }
 
@@ -134,14 +230,21 @@ static int resync(struct pt_flow *f)
 	uint64_t at = 0;
 	pt_blk_get_offset(f->dec, &at);
 	f->stats.errors++;
-	for (size_t i = 0; i < f->n_psbs; i++) {
-		if (f->psbs[i] > at) {
-			f->stats.bytes_skipped += f->psbs[i] - at;
-			f->status = pt_blk_sync_set(f->dec, f->psbs[i]);
-			return 1;
-		}
+	size_t lo = 0, hi = f->n_psbs;
+	while (lo < hi) {	/* the first PSB after at */
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->psbs[mid] <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	f->stats.bytes_skipped += (f->seg_end - f->seg_start) - at;
+	if (lo < f->n_psbs) {
+		f->stats.bytes_skipped += f->psbs[lo] - at;
+		f->status = pt_blk_sync_set(f->dec, f->psbs[lo]);
+		return 1;
+	}
+	f->stats.bytes_skipped += at < f->win_len ? f->win_len - at : 0;
+	f->skipping = 1;
 	return 0;
 }
 
@@ -244,9 +347,14 @@ int pt_flow_next(struct pt_flow *f, struct pt_flow_item *item, struct cgt_error 
 			continue;
 		}
 		if (f->dec == NULL) {
-			int rc = open_segment(f, e);
+			int rc = open_window(f, e);
 			if (rc <= 0)
 				return rc;
+			if (rc == 2) {
+				memset(item, 0, sizeof(*item));
+				item->kind = PT_FLOW_LOSS;
+				return 1;
+			}
 			continue;
 		}
 		if (f->status >= 0 && (f->status & pts_event_pending)) {
@@ -258,19 +366,32 @@ int pt_flow_next(struct pt_flow *f, struct pt_flow_item *item, struct cgt_error 
 		}
 		if (f->status < 0 || (f->status & pts_eos)) {
 			if (f->status >= 0 || f->status == -pte_eos) {
-				close_segment(f);
+				close_window(f);
 				continue;
 			}
 			/* A decode error: what follows up to the next PSB is lost. */
 			int more = resync(f);
 			if (!more)
-				close_segment(f);
+				close_window(f);
 			memset(item, 0, sizeof(*item));
 			item->kind = PT_FLOW_LOSS;
 			return 1;
 		}
 		struct pt_block block = { .ninsn = 0 };
 		f->status = pt_blk_next(f->dec, &block, sizeof(block));
+		/* Code that needs no trace to go on (a jump to itself, in an
+		   image that is not what ran) would be walked for ever: so many
+		   blocks without a packet read is a decode error. */
+		uint64_t at = 0;
+		pt_blk_get_offset(f->dec, &at);
+		if (at != f->stall_offset || (f->status >= 0 && (f->status & pts_event_pending))) {
+			f->stall_offset = at;
+			f->stall_blocks = 0;
+		} else if (++f->stall_blocks > PT_FLOW_STALL && f->status >= 0) {
+			f->stall_blocks = 0;
+			f->status = -pte_nosync;
+			continue;
+		}
 		if (block.ninsn == 0)
 			continue;
 		f->next_ip = block.ip;
@@ -289,14 +410,15 @@ uint64_t pt_flow_position(const struct pt_flow *f)
 	uint64_t at = 0;
 	if (f->dec != NULL)
 		pt_blk_get_offset(f->dec, &at);
-	return f->seg_start + at;
+	return f->buffer_start + at;
 }
 
 void pt_flow_close(struct pt_flow *f)
 {
 	if (f->dec != NULL)
-		close_segment(f);
+		close_window(f);
 	free(f->buffer);
 	free(f->psbs);
+	pt_aux_close(&f->aux);
 	memset(f, 0, sizeof(*f));
 }
