@@ -1,0 +1,61 @@
+# cgtrace report on hostile cachegrind.out files and options: texts longer
+# than any buffer, numbers at the 64-bit limits, sizes the file does not
+# justify.  Each is read as cg_annotate reads it, or refused with a message
+# and exit status 1: never a crash, never quadratic.
+source "$(dirname "$0")/../lib.sh"
+plan 8
+
+REPRO=$ROOT/tests/report/repro
+
+# cg_annotate's cell: the count and percentage right-justified in the
+# event name's width, then a space; the suffix after one more space.
+cell() { printf '%*s ' "$1" "$2"; }
+
+# An event name of 400 characters (a 256-byte stack buffer overflowed).
+"$CGTRACE" report "$REPRO/long_event.cgout" >long.report 2>long.err
+check_eq "an event name of 400 characters: exit 0, no message" "0 " "$? $(cat long.err)"
+check_contains "an event name of 400 characters: the total in a cell of its width" \
+	"$(cell 400 '10 (100.0%)') PROGRAM TOTALS" "$(cat long.report)"
+e255=$(printf 'E%.0s' $(seq 255))
+printf 'cmd: p\nevents: %s Ir\nfl=a.c\nfn=f\n1 10 3\nsummary: 10 3\n' "$e255" >e255.cgout
+"$CGTRACE" report e255.cgout >e255.report 2>e255.err
+check_eq "an event name of 255 characters: exit 0, no message" "0 " "$? $(cat e255.err)"
+check_contains "an event name of 255 characters: both cells of their widths" \
+	"$(cell 255 '10 (100.0%)')$(cell 10 '3 (100.0%)') PROGRAM TOTALS" "$(cat e255.report)"
+
+# A file name of 5,000 characters: the titles and lists naming it are whole
+# (they were cut at 4,199 characters).
+long_name=$(printf 'd%.0s' $(seq 5000)).c
+printf 'cmd: p\nevents: Ir\nfl=%s\nfn=f\n1 10\nsummary: 10\n' "$long_name" >longname.cgout
+"$CGTRACE" report longname.cgout >longname.report 2>&1
+check_contains "a file name of 5,000 characters: the whole name in its title" \
+	"-- Annotated source file: $long_name
+" "$(cat longname.report)"
+
+# Line numbers and --context at the 64-bit limits (signed overflows).
+printf 'one\ntwo\nthree\nfour\nfive\n' >five.c
+printf 'cmd: p\nevents: Ir\nfl=five.c\nfn=f\n2 10\n4 20\nsummary: 30\n' >five.cgout
+"$CGTRACE" report --context=9223372036854775807 five.cgout >ctxmax.report 2>&1
+# Cells: the count and the percentage each right-justified in its column.
+check_contains "--context=2^63-1: the whole source, as one range" \
+	" .          one
+10 (33.3%)  two
+ .          three
+20 (66.7%)  four
+ .          five
+
+" "$(sed -n '/^-- Annotated source file: five.c/,$p' ctxmax.report)"
+printf 'cmd: p\nevents: Ir\nfl=five.c\nfn=f\n2 10\n9223372036854775807 20\nsummary: 30\n' >linemax.cgout
+"$CGTRACE" report --context=9223372036854775807 linemax.cgout >linemax.report 2>&1
+check_contains "line 2^63-1 with --context=2^63-1: the source, then the bogus line" \
+	" .          five
+
+20 (66.7%)  <bogus line 9223372036854775807>" "$(cat linemax.report)"
+# Python's negative context: every range starts past the end of the file.
+"$CGTRACE" report --context=-9223372036854775808 five.cgout >ctxmin.report 2>&1
+check_contains "--context=-2^63: every line past the end, no line markers" \
+	"Ir________ 
+
+
+10 (33.3%)  <bogus line 2>
+20 (66.7%)  <bogus line 4>" "$(cat ctxmin.report)"
