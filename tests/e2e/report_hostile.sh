@@ -3,7 +3,7 @@
 # justify.  Each is read as cg_annotate reads it, or refused with a message
 # and exit status 1: never a crash, never quadratic.
 source "$(dirname "$0")/../lib.sh"
-plan 8
+plan 10
 
 REPRO=$ROOT/tests/report/repro
 
@@ -59,3 +59,11 @@ check_contains "--context=-2^63: every line past the end, no line markers" \
 
 10 (33.3%)  <bogus line 2>
 20 (66.7%)  <bogus line 4>" "$(cat ctxmin.report)"
+
+# Options longer than a buffer: Python's float() and int() read them whole.
+"$CGTRACE" report --threshold=0.$(printf '0%.0s' $(seq 300))5 five.cgout >thr.report 2>&1
+check_contains "--threshold of 303 characters: read whole (5e-301, not 0)" \
+	"Threshold:        5e-301%" "$(cat thr.report)"
+"$CGTRACE" report --context=$(printf '0%.0s' $(seq 100))1 five.cgout >ctx.report 2>&1
+check_contains "--context of 101 digits: read whole (1)" " .          five
+-- line 5 --" "$(cat ctx.report)"
