@@ -182,6 +182,9 @@ static int read_file(struct annotation *a, unsigned file_index)
 	struct cgt_cgout_reader *r;
 	struct cgt_cgout_item item;
 	int first = file_index == 0, negate = o->diff && first, rc;
+	/* The places of counts before any fl= line (below): freed at out. */
+	struct cgt_map unfiled_lines = { 0 };
+	struct dcc *unfiled_dcc = NULL;
 
 	if (cgt_cgout_open(&r, o->files[file_index], &a->error) < 0)
 		return -1;
@@ -194,12 +197,12 @@ static int read_file(struct annotation *a, unsigned file_index)
 	/* Before any fl= or fn= line, counts go to places outside the maps,
 	   as in cg_annotate. */
 	const char *mfl = string_set_intern(&a->names, "");
-	struct dcc *mfl_dcc = new_dcc(a), *mfn_dcc = new_dcc(a);
+	struct dcc *mfl_dcc = unfiled_dcc = new_dcc(a), *mfn_dcc = new_dcc(a);
 	count_t *mfl_inner = annotation_cc(a), *mfn_inner = annotation_cc(a);
-	struct cgt_map *lines = make_map(a);
+	struct cgt_map *lines = &unfiled_lines;
 	const char *unspecified = string_set_intern(&a->names, "<unspecified>");
 	if (mfl == NULL || mfl_dcc == NULL || mfn_dcc == NULL || mfl_inner == NULL ||
-	    mfn_inner == NULL || lines == NULL || unspecified == NULL) {
+	    mfn_inner == NULL || unspecified == NULL) {
 		rc = annotation_oom(a);
 		goto out;
 	}
@@ -271,6 +274,10 @@ static int read_file(struct annotation *a, unsigned file_index)
 		}
 	}
 out:
+	/* The CCs are the run's (annotation_alloc); the slots are the map's. */
+	cgt_map_free(&unfiled_lines);
+	if (unfiled_dcc != NULL)
+		cgt_map_free(&unfiled_dcc->inner);
 	a->magnitude += cgt_cgout_magnitude(r);
 	cgt_cgout_close(r);
 	return rc < 0 ? -1 : 0;
@@ -467,11 +474,15 @@ static void release(struct annotation *a)
 	for (size_t s = 0; s < a->mfl_ofls.cap; s++)
 		if (a->mfl_ofls.slots[s].value != NULL)
 			free(((struct name_list *)a->mfl_ofls.slots[s].value)->names);
+	for (size_t s = 0; s < a->mfl_lines.cap; s++)
+		if (a->mfl_lines.slots[s].value != NULL)
+			cgt_map_free(a->mfl_lines.slots[s].value);
 	for (size_t i = 0; i < a->n_allocs; i++)
 		free(a->allocs[i]);
 	cgt_map_free(&a->mfl_dcc);
 	cgt_map_free(&a->mfn_dcc);
 	cgt_map_free(&a->mfl_ofls);
+	cgt_map_free(&a->mfl_lines);
 	free(a->allocs);
 	string_set_free(&a->names);
 }

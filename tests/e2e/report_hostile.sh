@@ -3,7 +3,7 @@
 # justify.  Each is read as cg_annotate reads it, or refused with a message
 # and exit status 1: never a crash, never quadratic.
 source "$(dirname "$0")/../lib.sh"
-plan 10
+plan 14
 
 REPRO=$ROOT/tests/report/repro
 
@@ -67,3 +67,21 @@ check_contains "--threshold of 303 characters: read whole (5e-301, not 0)" \
 "$CGTRACE" report --context=$(printf '0%.0s' $(seq 100))1 five.cgout >ctx.report 2>&1
 check_contains "--context of 101 digits: read whole (1)" " .          five
 -- line 5 --" "$(cat ctx.report)"
+
+# Leaks, under Valgrind's memcheck (any definitely or indirectly lost
+# block fails): the per-file line maps, the map of lines and the inner map
+# used before the first fl=, record's Valgrind command line and
+# environment ("_" set to cgtrace, as a shell sets it, is replaced).
+no_leaks() {
+	env _="$CGTRACE" valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+		"$@" >/dev/null 2>leaks.err
+	if [ $? -eq 99 ]; then grep -E 'lost|^==[0-9]+== +(at|by) ' leaks.err | head -12 | sed 's/^/  /'; return 1; fi
+}
+"$CGTRACE" report "$REPRO/leak_report.cgout" >/dev/null 2>leak.err
+check_eq "the leak reproducer: cg_annotate's message, exit 1" \
+	"1 cg_annotate: error: $REPRO/leak_report.cgout:6: missing \`summary:\` line, aborting" "$? $(cat leak.err)"
+check "the leak reproducer: no leak (memcheck)" no_leaks "$CGTRACE" report "$REPRO/leak_report.cgout"
+printf 'cmd: p\nevents: Ir\n1 1\nfn=g\n2 3\nfl=five.c\nfn=f\n2 10\nsummary: 14\n' >unfiled.cgout
+check "counts and fn= before the first fl=, a source annotated: no leak (memcheck)" \
+	no_leaks "$CGTRACE" report unfiled.cgout
+check "record -- /bin/true: no leak (memcheck)" no_leaks "$CGTRACE" record -q -o true.zst -- /bin/true
