@@ -97,55 +97,66 @@ int annotation_die(struct annotation *a, const char *fmt, ...)
 	return -1;
 }
 
-/* Events.init: the events, --show and --sort checked against them. */
+/* Events.init: the events, --show and --sort checked against them.  In
+   time linear in the events and options (a file can have many events). */
 static int init_events(struct annotation *a, const char *const *events, unsigned n, int first)
 {
 	const struct cgt_annotate_options *o = a->o;
 	const char *const *lists[2] = { (const char *const *)o->show, (const char *const *)o->sort };
 	unsigned counts[2] = { o->n_show, o->n_sort };
 	const char *names[2] = { "--show", "--sort" };
+	/* A dict of events to indices: with repeated events, the last wins.
+	   Keys are interned names; values the index + 1. */
+	struct cgt_map index = { 0 };
+	const char **interned = malloc((n + 1) * sizeof(char *));
+	int rc = 0;
 
-	for (int l = 0; l < 2; l++)
-		for (unsigned i = 0; lists[l] != NULL && i < counts[l]; i++) {
-			unsigned k;
-			for (k = 0; k < n && strcmp(events[k], lists[l][i]) != 0; k++)
-				;
-			if (k == n)
-				return annotation_die(a, "%s event `%s` did not appear in `events:` line", names[l],
-					   lists[l][i]);
+	if (interned == NULL)
+		return annotation_oom(a);
+	for (unsigned k = 0; k < n && rc == 0; k++)
+		if ((interned[k] = string_set_intern(&a->names, events[k])) == NULL ||
+		    cgt_map_put(&index, key_of(interned[k]), (void *)(uintptr_t)(k + 1)) < 0)
+			rc = annotation_oom(a);
+	for (int l = 0; l < 2 && rc == 0; l++)
+		for (unsigned i = 0; lists[l] != NULL && i < counts[l] && rc == 0; i++) {
+			const char *ev = string_set_intern(&a->names, lists[l][i]);
+			if (ev == NULL)
+				rc = annotation_oom(a);
+			else if (cgt_map_get(&index, key_of(ev)) == NULL)
+				rc = annotation_die(a, "%s event `%s` did not appear in `events:` line", names[l],
+						    lists[l][i]);
 		}
-	if (!first) {
+	if (rc == 0 && !first) {
 		int same = n == a->n_events;
 		for (unsigned k = 0; same && k < n; k++)
-			same = strcmp(events[k], a->events[k]) == 0;
-		return same ? 0 : annotation_die(a, "events in data files don't match");
-	}
-	a->n_events = n;
-	a->events = annotation_alloc(a, (n + 1) * sizeof(char *));
-	a->show = annotation_alloc(a, (n + (o->show ? o->n_show : 0) + 1) * sizeof(unsigned));
-	a->sort = annotation_alloc(a, (n + (o->sort ? o->n_sort : 0) + 1) * sizeof(unsigned));
-	a->summary = annotation_cc(a);
-	if (a->events == NULL || a->show == NULL || a->sort == NULL || a->summary == NULL)
-		return annotation_oom(a);
-	for (unsigned k = 0; k < n; k++)
-		if ((a->events[k] = string_set_intern(&a->names, events[k])) == NULL)
-			return annotation_oom(a);
-	/* A dict of events to indices: with repeated events, the last wins. */
-	for (int l = 0; l < 2; l++) {
-		unsigned *idx = l == 0 ? a->show : a->sort;
-		unsigned *nidx = l == 0 ? &a->n_show : &a->n_sort;
-		unsigned m = lists[l] != NULL ? counts[l] : n;
-		for (unsigned i = 0; i < m; i++) {
-			const char *ev = lists[l] != NULL ? lists[l][i] : events[i];
-			unsigned found = 0;
-			for (unsigned k = 0; k < n; k++)
-				if (strcmp(events[k], ev) == 0)
-					found = k;
-			idx[i] = found;
+			same = interned[k] == a->events[k];
+		if (!same)
+			rc = annotation_die(a, "events in data files don't match");
+	} else if (rc == 0) {
+		a->n_events = n;
+		a->events = annotation_alloc(a, (n + 1) * sizeof(char *));
+		a->show = annotation_alloc(a, (n + (o->show ? o->n_show : 0) + 1) * sizeof(unsigned));
+		a->sort = annotation_alloc(a, (n + (o->sort ? o->n_sort : 0) + 1) * sizeof(unsigned));
+		a->summary = annotation_cc(a);
+		if (a->events == NULL || a->show == NULL || a->sort == NULL || a->summary == NULL)
+			rc = annotation_oom(a);
+		for (unsigned k = 0; k < n && rc == 0; k++)
+			a->events[k] = interned[k];
+		for (int l = 0; l < 2 && rc == 0; l++) {
+			unsigned *idx = l == 0 ? a->show : a->sort;
+			unsigned *nidx = l == 0 ? &a->n_show : &a->n_sort;
+			unsigned m = lists[l] != NULL ? counts[l] : n;
+			for (unsigned i = 0; i < m; i++) {
+				const char *ev = lists[l] != NULL ? string_set_intern(&a->names, lists[l][i])
+								  : interned[i];
+				idx[i] = (unsigned)(uintptr_t)cgt_map_get(&index, key_of(ev)) - 1;
+			}
+			*nidx = m;
 		}
-		*nidx = m;
 	}
-	return 0;
+	cgt_map_free(&index);
+	free(interned);
+	return rc;
 }
 
 static void combine(count_t *to, const count_t *from, unsigned n, int negate)
