@@ -3,7 +3,7 @@
 # justify.  Each is read as cg_annotate reads it, or refused with a message
 # and exit status 1: never a crash, never quadratic.
 source "$(dirname "$0")/../lib.sh"
-plan 14
+plan 18
 
 REPRO=$ROOT/tests/report/repro
 
@@ -67,6 +67,29 @@ check_contains "--threshold of 303 characters: read whole (5e-301, not 0)" \
 "$CGTRACE" report --context=$(printf '0%.0s' $(seq 100))1 five.cgout >ctx.report 2>&1
 check_contains "--context of 101 digits: read whole (1)" " .          five
 -- line 5 --" "$(cat ctx.report)"
+
+# Sizes the file does not justify: 200,000 events (their --show/--sort
+# indices were found in quadratic time), 50,000 events on lines that give
+# one count each (every line stands for 50,000 counts the report adds up
+# and keeps: 4 GB from a 400 KB file), a pipe (its size says 0), no events.
+python3 -c "
+events = ' '.join('e%d' % i for i in range(200000))
+open('many_events.cgout', 'w').write('cmd: p\\nevents: %s\\nfl=a.c\\nfn=f\\n1 1\\nsummary: 1\\n' % events)
+events = ' '.join('e%d' % i for i in range(50000))
+lines = ''.join('%d 1\\n' % i for i in range(1, 10001))
+open('sparse_lines.cgout', 'w').write('cmd: p\\nevents: %s\\nfl=a.c\\nfn=f\\n%ssummary: 10000\\n' % (events, lines))"
+timeout 60 "$CGTRACE" report many_events.cgout >many.report 2>many.err
+check_eq "200,000 events: read in linear time (within 60 s), exit 0" "0 " "$? $(cat many.err)"
+timeout 60 "$CGTRACE" report sparse_lines.cgout >/dev/null 2>sparse.err
+check_eq "50,000 events on 10,000 lines of one count: refused at once, exit 1" \
+	"1 cg_annotate: error: sparse_lines.cgout:152: too many lines for 50000 events: they stand for 7500000 counts, more than 8 a byte of this file's 407826 bytes (the missing counts are zeros, which Cachegrind writes)" \
+	"$? $(cat sparse.err)"
+check_contains "a cachegrind.out file through a pipe: read whole" "30 (100.0%)  PROGRAM TOTALS" \
+	"$("$CGTRACE" report <(cat five.cgout) 2>&1)"
+printf 'cmd: p\nevents: \nfl=a.c\nfn=f\n1\nsummary: \n' >no_events.cgout
+"$CGTRACE" report no_events.cgout >/dev/null 2>no_events.err
+check_eq "no events: refused with a message, exit 1 (a heap overflow ranking by none)" \
+	"1 cg_annotate: error: no_events.cgout:2: no events in the \`events:\` line" "$? $(cat no_events.err)"
 
 # Leaks, under Valgrind's memcheck (any definitely or indirectly lost
 # block fails): the per-file line maps, the map of lines and the inner map
