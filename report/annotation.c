@@ -249,10 +249,14 @@ static int read_file(struct annotation *a, unsigned file_index)
 					rc = annotation_oom(a);
 					goto out;
 				}
-				unsigned k;
-				for (k = 0; k < ofls->n && ofls->names[k] != ofl; k++)
-					;
-				if (k == ofls->n) {
+				/* An ofl always gives the same mfl: seen once, it is in
+				   the list (a look-up, not a scan of the list, which
+				   --mod-filename can make as long as the file). */
+				if (cgt_map_get(&a->seen_ofls, key_of(ofl)) == NULL) {
+					if (cgt_map_put(&a->seen_ofls, key_of(ofl), (void *)ofl) < 0) {
+						rc = annotation_oom(a);
+						goto out;
+					}
 					if (ofls->n == ofls->cap) {
 						unsigned cap = ofls->cap ? 2 * ofls->cap : 4;
 						const char **names = realloc(ofls->names, cap * sizeof(*names));
@@ -494,6 +498,7 @@ static void release(struct annotation *a)
 	cgt_map_free(&a->mfn_dcc);
 	cgt_map_free(&a->mfl_ofls);
 	cgt_map_free(&a->mfl_lines);
+	cgt_map_free(&a->seen_ofls);
 	free(a->allocs);
 	string_set_free(&a->names);
 }

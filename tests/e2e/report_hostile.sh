@@ -3,7 +3,7 @@
 # justify.  Each is read as cg_annotate reads it, or refused with a message
 # and exit status 1: never a crash, never quadratic.
 source "$(dirname "$0")/../lib.sh"
-plan 18
+plan 19
 
 REPRO=$ROOT/tests/report/repro
 
@@ -90,6 +90,14 @@ printf 'cmd: p\nevents: \nfl=a.c\nfn=f\n1\nsummary: \n' >no_events.cgout
 "$CGTRACE" report no_events.cgout >/dev/null 2>no_events.err
 check_eq "no events: refused with a message, exit 1 (a heap overflow ranking by none)" \
 	"1 cg_annotate: error: no_events.cgout:2: no events in the \`events:\` line" "$? $(cat no_events.err)"
+
+# A million file names that --mod-filename makes one: each fl= line looked
+# for its name among all those before (quadratic: minutes).
+python3 -c "
+open('many_files.cgout', 'w').write('cmd: p\\nevents: Ir\\n' + ''.join('fl=f%d.c\\nfn=f\\n1 1\\n' % i for i in range(1000000)) + 'summary: 1000000\\n')"
+timeout 60 "$CGTRACE" report --mod-filename='s/.*/one.c/' many_files.cgout >many_files.report 2>&1
+check_eq "a million file names made one by --mod-filename: within 60 s, each listed once" \
+	"0 1000000 - f999999.c" "$? $(grep -c '^- f' many_files.report) $(grep '^- f999999.c$' many_files.report)"
 
 # Leaks, under Valgrind's memcheck (any definitely or indirectly lost
 # block fails): the per-file line maps, the map of lines and the inner map
