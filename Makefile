@@ -4,11 +4,13 @@
 #   make demo     install missing packages, build, run the bundled example
 #   make test     install missing packages, build, run every test
 #   make test-pt  the same for the Intel PT tests only
+#   make test-asan  every test again, with AddressSanitizer and UBSan
 #   make bench    speed and size figures (scripts/bench.sh)
 
 CC      ?= gcc
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -Wall -Wextra -MMD -MP
+# override: a CFLAGS given on the command line (make test-asan's) keeps these.
+override CFLAGS += -std=c11 -Wall -Wextra -MMD -MP
 # C11 for the language; the GNU C library for POSIX and Linux interfaces.
 CPPFLAGS += -D_GNU_SOURCE -Iformats -Irecord -Idecode -Isimulate -Ireport
 PKGS    := libzstd libelf libdw
@@ -16,6 +18,10 @@ PKGS    := libzstd libelf libdw
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lzstd -ldw -lelf) -liberty -lipt -lZydis -lpthread
 
 B := build
+# The command-line tool; make test-asan builds its own in its build directory.
+BIN := cgtrace
+# Objects linked into every program of a sanitized build (make test-asan).
+SAN_OBJS :=
 
 # Each stage is a static library with one header as its contract.
 FORMATS_SRC := $(wildcard formats/*.c)
@@ -30,8 +36,8 @@ objs = $(patsubst %.c,$(B)/%.o,$(1))
 # In link order: later stages first.
 LIBS := $(B)/libreport.a $(B)/libsim.a $(B)/librecord.a $(B)/libdecode.a $(B)/libformats.a
 
-.PHONY: all deps demo test test-pt test-build bench clean
-all: cgtrace lib/cgtrace/cgtrace-amd64-linux
+.PHONY: all deps demo test test-pt test-build test-asan bench clean
+all: $(BIN) lib/cgtrace/cgtrace-amd64-linux
 
 $(B)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
@@ -46,8 +52,8 @@ $(B)/%.a:
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-cgtrace: $(call objs,$(CLI_SRC)) $(LIBS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BIN): $(call objs,$(CLI_SRC)) $(LIBS) $(SAN_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The Valgrind tool: compiled against the installed Valgrind's headers and
 # linked statically with its core libraries at the tool load address, as
@@ -87,9 +93,9 @@ UNIT_BIN  := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UNIT_SRC))
 PROG_SRC  := $(wildcard tests/programs/*.c)
 PROG_BIN  := $(patsubst tests/programs/%.c,$(B)/tests/programs/%,$(PROG_SRC))
 
-$(B)/tests/unit/%: tests/unit/%.c $(LIBS)
+$(B)/tests/unit/%: tests/unit/%.c $(LIBS) $(SAN_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -o $@ $< $(LIBS) $(LDLIBS)
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) -o $@ $< $(LIBS) $(SAN_OBJS) $(LDLIBS)
 
 # Test programs: -O1 -g, so that debug information and real code both exist.
 PROG_CFLAGS := -O1 -g -std=gnu11 -Wall
@@ -108,10 +114,10 @@ PT_TOOLS := $(B)/tests/pt/pt-synth $(B)/tests/pt/pt-compare
 PT_SYNTH_SRC := tests/pt/pt_synth.c tests/pt/pt_packets.c tests/pt/synth_sideband.c \
 	tests/pt/synth_collapsed.c tests/pt/code_bytes.c
 PT_COMPARE_SRC := tests/pt/pt_compare.c tests/pt/code_bytes.c
-$(B)/tests/pt/pt-synth: $(call objs,$(PT_SYNTH_SRC)) $(LIBS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-$(B)/tests/pt/pt-compare: $(call objs,$(PT_COMPARE_SRC)) $(LIBS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/tests/pt/pt-synth: $(call objs,$(PT_SYNTH_SRC)) $(LIBS) $(SAN_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/tests/pt/pt-compare: $(call objs,$(PT_COMPARE_SRC)) $(LIBS) $(SAN_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(call objs,$(wildcard tests/pt/*.c)): CPPFLAGS += -Itests/pt
 
 test-build: $(UNIT_BIN) $(PROG_BIN) $(PT_TOOLS)
@@ -121,11 +127,104 @@ test-pt: deps
 	@$(MAKE) --no-print-directory all test-build
 	@sh tests/run-tests.sh pt_ perf_pmu x86_insn
 
+# Every test with the project built by AddressSanitizer and UBSan in
+# build-asan/ (not the Valgrind tool, which runs inside Valgrind and cannot
+# be: the normal one is linked in). Every sanitized process writes its
+# reports under build-asan/sanitizer-logs (tests/sanitizer_options.c), and
+# the runner fails the test during which one appeared -- whatever exit
+# status the test expected of the command. ASAN_TESTS narrows the run.
+ASAN := build-asan
+ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+test-asan: deps
+	@$(MAKE) --no-print-directory lib/cgtrace/cgtrace-amd64-linux
+	@$(MAKE) --no-print-directory B=$(ASAN) BIN=$(ASAN)/cgtrace CFLAGS="$(ASAN_CFLAGS)" \
+	  SAN_OBJS=$(ASAN)/tests/sanitizer_options.o $(ASAN)/cgtrace test-build
+	@mkdir -p $(ASAN)/lib/cgtrace
+	@ln -sf $(CURDIR)/lib/cgtrace/cgtrace-amd64-linux $(ASAN)/lib/cgtrace/
+	@rm -rf $(ASAN)/sanitizer-logs && mkdir -p $(ASAN)/sanitizer-logs
+	@BUILD=$(ASAN) CGTRACE=$(CURDIR)/$(ASAN)/cgtrace SANITIZER_LOGS=$(CURDIR)/$(ASAN)/sanitizer-logs \
+	  CGTRACE_SANITIZED=1 sh tests/run-tests.sh $(ASAN_TESTS)
+$(ASAN)/tests/sanitizer_options.o: tests/sanitizer_options.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) -DSANITIZER_LOGS='"$(CURDIR)/$(ASAN)/sanitizer-logs"' $(CFLAGS) -c $< -o $@
+
 bench: deps
 	@$(MAKE) --no-print-directory all $(PT_TOOLS)
 	@sh scripts/bench.sh
 
 clean:
-	rm -rf $(B) cgtrace lib
+	rm -rf $(B) $(ASAN) cgtrace lib
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+# ---- Fuzzing (tests/fuzz/README.md) ------------------------------------
+#
+#   make fuzz                 every target for FUZZ_SECONDS (default 180)
+#   make fuzz FUZZ_TARGETS=cgout FUZZ_SECONDS=60
+#   make fuzz-build           the fuzzers only (build-fuzz/bin/)
+#   make fuzz-clean           build-fuzz/ less its corpora
+#
+# Each target (tests/fuzz/TARGET.c) is built twice: with clang, libFuzzer,
+# ASan and UBSan in build-fuzz/ for make fuzz; with $(CC) and the replay
+# driver in $(B)/tests/fuzz/ for make test, which replays the committed
+# inputs (tests/e2e/fuzz_regressions.sh).  The corpora grow in
+# build-fuzz/corpus/TARGET, which make clean leaves alone.
+
+FUZZ_TARGETS ?= trace_file trace_stream events cgout pt elf
+FUZZ_SECONDS ?= 180
+FZ := build-fuzz
+FUZZ_CC := clang
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS := -O1 -g -std=c11 -Wall -Wextra -fno-omit-frame-pointer -MMD -MP \
+	$(FUZZ_SAN) -fsanitize=fuzzer-no-link
+FUZZ_ALL := trace_file trace_stream events cgout pt elf
+FUZZ_LIBS := $(FZ)/libreport.a $(FZ)/libsim.a $(FZ)/librecord.a $(FZ)/libdecode.a \
+	$(FZ)/libformats.a
+fuzz_objs = $(patsubst %.c,$(FZ)/obj/%.o,$(1))
+
+.PHONY: fuzz fuzz-build fuzz-deps fuzz-clean
+
+$(FZ)/obj/%.o: %.c Makefile
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) -Itests/fuzz $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FZ)/libformats.a: $(call fuzz_objs,$(FORMATS_SRC))
+$(FZ)/librecord.a: $(call fuzz_objs,$(RECORD_SRC))
+$(FZ)/libdecode.a: $(call fuzz_objs,$(DECODE_SRC))
+$(FZ)/libsim.a: $(call fuzz_objs,$(SIM_SRC))
+$(FZ)/libreport.a: $(call fuzz_objs,$(REPORT_SRC))
+$(FUZZ_LIBS):
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(FZ)/bin/%: $(FZ)/obj/tests/fuzz/%.o $(FUZZ_LIBS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+# (the targets' objects are kept, so that a second make rebuilds nothing)
+.SECONDARY: $(patsubst %,$(FZ)/obj/tests/fuzz/%.o,$(FUZZ_ALL))
+
+fuzz-deps:
+	@sh scripts/install-deps.sh fuzz
+
+fuzz-build: fuzz-deps
+	@$(MAKE) --no-print-directory $(patsubst %,$(FZ)/bin/%,$(FUZZ_TARGETS))
+
+# Seeds come from the test build: traces recorded, PT traces synthesized.
+fuzz: fuzz-deps
+	@$(MAKE) --no-print-directory all test-build $(patsubst %,$(FZ)/bin/%,$(FUZZ_TARGETS))
+	@sh scripts/fuzz-seeds.sh $(FZ)/seeds
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) sh scripts/fuzz.sh $(FZ) $(FUZZ_TARGETS)
+
+fuzz-clean:
+	rm -rf $(FZ)/obj $(FZ)/bin $(FZ)/seeds $(FZ)/logs $(FZ)/*.a
+
+# The replay drivers, part of the test build.
+FUZZ_REPLAY := $(patsubst %,$(B)/tests/fuzz/%,$(FUZZ_ALL))
+$(call objs,$(wildcard tests/fuzz/*.c)): CPPFLAGS += -Itests/fuzz
+$(FUZZ_REPLAY): $(B)/tests/fuzz/%: $(B)/tests/fuzz/%.o $(B)/tests/fuzz/replay_main.o $(LIBS) \
+		$(SAN_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+test-build: $(FUZZ_REPLAY)
+
+-include $(shell find $(FZ) -name '*.d' 2>/dev/null)

@@ -2,10 +2,10 @@
  * `cgtrace simulate`: options as Cachegrind's, then decode -> simulate ->
  * report, wired together.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
-#include <libgen.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,19 +31,29 @@ const char usage_simulate[] =
 	"  --I1=<size>,<assoc>,<line_size>  set I1 cache manually\n"
 	"  --D1=<size>,<assoc>,<line_size>  set D1 cache manually\n"
 	"  --LL=<size>,<assoc>,<line_size>  set LL cache manually (also --L2)\n"
-	"  --cachegrind-out-file=<file>     output file name [cachegrind.out.%p]\n"
+	"  --cachegrind-out-file=<file>     output file name [cachegrind.out.%p, or\n"
+	"                                   .1, .2, ... after it if that exists]\n"
 	"  -o <file>                        the same\n"
 	"  -q, --quiet                      no summary or configuration on stderr\n"
 	"  -h, --help                       this help\n"
 	"\n"
 	"options (cgtrace's):\n"
-	"  --threads=<n>                    simulate on n threads [the number of CPUs];\n"
+	"  --threads=<n>                    simulate on n threads [the CPUs it may use];\n"
 	"                                   the results do not depend on it\n"
 	"\n"
 	"Sizes are in bytes; as an extension they may end in k (KiB) or M (MiB).\n"
 	"Caches not given are the recording host's, chosen and adjusted by\n"
 	"Cachegrind's rules (I1 and D1: the level-1 caches; LL: the last level).\n"
-	"%p in the output name is the recorded program's pid.\n"
+	"%p in the output name is the recorded program's pid, %q{VAR} the\n"
+	"environment variable VAR, %% a %.\n"
+	"\n"
+	"Output: without -o, an existing file is never replaced: the results go\n"
+	"to the first free name of cachegrind.out.<pid>.1, .2, ... (said on\n"
+	"stderr unless -q).  With -o, a cachegrind.out or empty file is replaced\n"
+	"once the new one is complete; a symlink is followed and what it points\n"
+	"to is written by these rules (the link stays); a device or FIFO is\n"
+	"written to.  Refused before simulating: the trace itself (also through\n"
+	"links), any other cgtrace trace, any other non-empty file.\n"
 	"\n"
 	"exit status: 0 done; 1 error; 2 bad usage; 3 done, but the trace was\n"
 	"incomplete (truncated or without an end record): only what it holds\n"
@@ -115,23 +125,14 @@ static void *preload_modules(void *arg)
 	return NULL;
 }
 
-/* A temporary file beside path: the result replaces path only when
-   complete, so a failed run never destroys an earlier result. */
-static char *temporary_beside(const char *path, struct cgt_error *e)
+/* The default --threads: the CPUs this process may run on (its affinity
+   mask, as taskset or a container's cpuset sets it), at most 64. */
+static uint64_t usable_cpus(void)
 {
-	char *copy = strdup(path), *tmp = NULL;
-	int fd = -1;
-
-	if (copy != NULL && asprintf(&tmp, "%s/.cgtrace-out.XXXXXX", dirname(copy)) >= 0)
-		fd = mkstemp(tmp);
-	free(copy);
-	if (fd < 0) {
-		cgt_fail(e, cgt_err_io, "cannot write '%s': %s", path, strerror(errno));
-		free(tmp);
-		return NULL;
-	}
-	close(fd);
-	return tmp;
+	cpu_set_t set;
+	long n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+							       : sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 64 ? 64 : (uint64_t)n;
 }
 
 int cmd_simulate(int argc, char **argv)
@@ -151,9 +152,8 @@ int cmd_simulate(int argc, char **argv)
 	};
 	struct cgt_sim_options so = { .cache_sim = 1, .branch_sim = 0 };
 	struct cache_option I1 = { 0 }, D1 = { 0 }, LL = { 0 };
-	const char *out_tmpl = "cachegrind.out.%p";
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t threads = cpus > 0 ? (uint64_t)cpus : 1;
+	const char *out_tmpl = NULL;	/* NULL: the default name, never replacing a file */
+	uint64_t threads = usable_cpus();
 	int quiet = 0, c;
 
 	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
@@ -204,7 +204,8 @@ int cmd_simulate(int argc, char **argv)
 	struct cgt_decoder *d = NULL;
 	struct cgt_sim *sim = NULL;
 	struct cgt_symbolizer *sy = NULL;
-	char *out_path = NULL, *tmp_path = NULL;
+	struct cgt_output output = { 0 };
+	char *out_path = NULL;
 	int status = 1;
 
 	if (cgt_decoder_open(&d, path, &e) < 0) {
@@ -247,14 +248,17 @@ int cmd_simulate(int argc, char **argv)
 		fprintf(stderr, "cgtrace: I1 %s; D1 %s; LL %s\n", desc[0], desc[1], desc[2]);
 	}
 
-	const char *why;
-	out_path = cgt_expand_output_name(out_tmpl, (long)h->pid, &why);
+	const char *why, *tmpl = out_tmpl ? out_tmpl : "cachegrind.out.%p";
+	out_path = cgt_expand_output_name(tmpl, (long)h->pid, &why);
 	if (out_path == NULL) {
-		fprintf(stderr, "cgtrace: bad output name '%s': %s\n", out_tmpl, why);
+		fprintf(stderr, "cgtrace: bad output name '%s': %s\n", tmpl, why);
 		goto out;
 	}
-	tmp_path = temporary_beside(out_path, &e);
-	if (tmp_path == NULL) {
+	/* Checked before simulating: a trace, the input or a user's file is
+	   never overwritten; without -o nothing is (cgt_output_commit). */
+	const char *inputs[] = { path };
+	if ((out_tmpl != NULL && cgt_output_check(out_path, CGT_OUTPUT_CGOUT, inputs, 1, &e) < 0) ||
+	    cgt_output_prepare(&output, out_path, out_tmpl == NULL, &e) < 0) {
 		report_error(&e);
 		goto out;
 	}
@@ -281,17 +285,20 @@ int cmd_simulate(int argc, char **argv)
 	}
 
 	struct cgt_profile profile = { so.cache_sim, so.branch_sim, so.I1, so.D1, so.LL, { 0 } };
-	if ((sy == NULL && cgt_symbolizer_open(&sy, d, stderr, &e) < 0) ||
-	    cgt_write_profile(tmp_path, d, sim, sy, &profile, &e) < 0) {
+	if (sy == NULL && cgt_symbolizer_open(&sy, d, stderr, &e) < 0) {
 		report_error(&e);
 		goto out;
 	}
-	if (rename(tmp_path, out_path) < 0) {
-		fprintf(stderr, "cgtrace: cannot write '%s': %s\n", out_path, strerror(errno));
+	/* A FIFO whose reader went away is an error to report, not a death. */
+	signal(SIGPIPE, SIG_IGN);
+	if (cgt_write_profile(output.write_path, d, sim, sy, &profile, &e) < 0 ||
+	    cgt_output_commit(&output, &e) < 0) {
+		cgt_output_blame(&output, &e);
+		report_error(&e);
 		goto out;
 	}
-	free(tmp_path);
-	tmp_path = NULL;
+	if (!quiet && strcmp(output.written, output.path) != 0)
+		fprintf(stderr, "cgtrace: %s exists: wrote %s\n", output.path, output.written);
 	if (!quiet)
 		cgt_print_summary(stderr, (long)h->pid, profile.totals, so.cache_sim, so.branch_sim);
 
@@ -310,9 +317,7 @@ int cmd_simulate(int argc, char **argv)
 		status = 3;
 	}
 out:
-	if (tmp_path != NULL)
-		unlink(tmp_path);
-	free(tmp_path);
+	cgt_output_discard(&output);
 	free(out_path);
 	cgt_symbolizer_close(sy);
 	cgt_sim_close(sim);

@@ -31,6 +31,7 @@ struct cgt_decoder {
 	uint32_t map_epoch;
 	struct cgt_mapping *maps;
 	size_t n_maps, cap_maps;
+	uint64_t map_bytes;		/* the memory of maps and first_modules */
 	struct cgt_trace_end end;
 	int have_end;
 	uint64_t segments_taken;
@@ -54,9 +55,29 @@ struct cgt_decode_worker {
 	uint32_t scratch_cap;
 };
 
-static int add_mapping(struct cgt_decoder *d, const struct cgt_module *m, uint32_t epoch,
+/* Counts bytes more of memory for module mappings: 0, or an error if the
+   trace up to rec's frame cannot need that much (CGT_MEMORY_PER_BYTE). */
+static int charge_maps(struct cgt_decoder *d, uint64_t bytes, const struct cgt_record *rec,
 		       struct cgt_error *e)
 {
+	d->map_bytes += bytes;
+	if (d->map_bytes <= cgt_memory_allowed(rec))
+		return 0;
+	return cgt_fail(e, cgt_err_corrupt,
+			"%s: stream offset %llu (frame at byte offset %llu): %s record: expected module "
+			"mappings that fit the memory a trace of this size can need (%llu bytes: %u MiB "
+			"+ %u per byte of the file up to this frame's end), not %llu bytes",
+			rec->path, (unsigned long long)rec->stream_offset,
+			(unsigned long long)rec->frame_offset, cgt_record_type_name(rec->type),
+			(unsigned long long)cgt_memory_allowed(rec), CGT_MEMORY_BASE >> 20,
+			CGT_MEMORY_PER_BYTE, (unsigned long long)d->map_bytes);
+}
+
+static int add_mapping(struct cgt_decoder *d, const struct cgt_module *m, uint32_t epoch,
+		       const struct cgt_record *rec, struct cgt_error *e)
+{
+	if (charge_maps(d, sizeof(struct cgt_mapping) + strlen(m->path) + 1, rec, e) < 0)
+		return -e->status;
 	if (d->n_maps == d->cap_maps) {
 		size_t cap = d->cap_maps ? d->cap_maps * 2 : 64;
 		struct cgt_mapping *maps = realloc(d->maps, cap * sizeof(*maps));
@@ -75,7 +96,7 @@ static int add_mapping(struct cgt_decoder *d, const struct cgt_module *m, uint32
 /* Ends the mappings that overlap [start, start+size); the parts outside
    it live on as new mappings. */
 static int unmap(struct cgt_decoder *d, uint64_t start, uint64_t size, uint32_t epoch,
-		 struct cgt_error *e)
+		 const struct cgt_record *rec, struct cgt_error *e)
 {
 	uint64_t end = start + size;
 	size_t n = d->n_maps;
@@ -96,9 +117,11 @@ static int unmap(struct cgt_decoder *d, uint64_t start, uint64_t size, uint32_t 
 			m.size = pe - ps;
 			m.file_offset = piece.file_offset + (ps - ms);
 			m.path = strdup(piece.path);
-			if (m.path == NULL || add_mapping(d, &m, epoch, e) < 0) {
-				free(m.path);
+			if (m.path == NULL)
 				return cgt_fail(e, cgt_err_nomem, "out of memory");
+			if (add_mapping(d, &m, epoch, rec, e) < 0) {
+				free(m.path);
+				return -e->status;
 			}
 			map = &d->maps[i];	/* add_mapping may move the array */
 		}
@@ -133,7 +156,7 @@ static int apply_record(struct cgt_decoder *d, const struct cgt_record *rec, str
 		struct cgt_module m;
 		rc = cgt_module_decode(&m, rec, e);
 		if (rc == 0) {
-			rc = add_mapping(d, &m, ++d->map_epoch, e);
+			rc = add_mapping(d, &m, ++d->map_epoch, rec, e);
 			if (rc < 0)
 				cgt_module_free(&m);
 		}
@@ -142,7 +165,7 @@ static int apply_record(struct cgt_decoder *d, const struct cgt_record *rec, str
 	case CGT_REC_UNMAP: {
 		uint64_t start, size;
 		rc = cgt_unmap_decode(&start, &size, rec, e);
-		return rc < 0 ? rc : unmap(d, start, size, ++d->map_epoch, e);
+		return rc < 0 ? rc : unmap(d, start, size, ++d->map_epoch, rec, e);
 	}
 	case CGT_REC_BLOCKS:
 		return cgt_blocks_decode(&d->blocks, rec, d->map_epoch, e);
@@ -496,6 +519,9 @@ int cgt_decoder_open(struct cgt_decoder **out, const char *path, struct cgt_erro
 			d->first_modules = m;
 			rc = cgt_module_decode(&m[d->n_first_modules], &rec, e);
 			d->n_first_modules += rc == 0;
+			if (rc == 0)
+				rc = charge_maps(d, sizeof(*m) + strlen(m[d->n_first_modules - 1].path) + 1,
+						 &rec, e);
 		}
 	}
 	if (rc == 0 && strcmp(d->header.backend, "pt") == 0 && !d->header.decoded.present) {

@@ -145,7 +145,8 @@ int cgt_trace_info(FILE *out, const char *path, struct cgt_error *e)
 	print_header(out, path, d);
 	print_modules(out, maps, n_maps);
 	if (end == NULL)
-		fprintf(out, "end:            none recorded (the trace is incomplete)\n");
+		fprintf(out, "end:            none recorded: the recording was cut short (recorder or "
+			     "Valgrind killed? disk full?); the trace holds what came before\n");
 	else if (end->kind == CGT_END_EXIT)
 		fprintf(out, "end:            exited with status %d\n", end->code);
 	else if (end->kind == CGT_END_SIGNAL && end->code > 0)

@@ -77,13 +77,15 @@ static inline int cursor_u8(struct cursor *c, uint8_t *v, const char *what)
 	return 0;
 }
 
-/* A length-prefixed string, copied and NUL-terminated. */
-static inline int cursor_string(struct cursor *c, char **s, const char *what)
+/* A length-prefixed string of at most max bytes, copied and
+   NUL-terminated. */
+static inline int cursor_string(struct cursor *c, char **s, uint64_t max, const char *what)
 {
 	uint64_t len;
 	const uint8_t *at = c->p;
 
-	if (cgt_get_varint(&c->p, c->end, &len) < 0 || len > (uint64_t)(c->end - c->p)) {
+	if (cgt_get_varint(&c->p, c->end, &len) < 0 || len > (uint64_t)(c->end - c->p) ||
+	    len > max) {
 		c->p = at;
 		return cursor_fail(c, what);
 	}
@@ -127,9 +129,16 @@ static inline int cursor_fields(struct cursor *c, void *obj,
 
 	while (!cursor_done(c) && rc == 0) {
 		uint64_t key, len;
+		const uint8_t *at;
 		rc = cursor_varint(c, &key, "a field key");
+		at = c->p;
 		if (rc == 0)
-			rc = cursor_bounded(c, &len, (uint64_t)(c->end - c->p), "a field length");
+			rc = cursor_varint(c, &len, "a field length");
+		/* The body must fit in what follows the length itself. */
+		if (rc == 0 && len > (uint64_t)(c->end - c->p)) {
+			c->p = at;
+			rc = cursor_fail(c, "a field length within the record");
+		}
 		if (rc < 0)
 			break;
 		struct cursor body = *c;

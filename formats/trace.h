@@ -29,6 +29,31 @@
    segment fits one frame. */
 #define CGT_SEGMENT_TARGET   (3u << 20)
 
+/* What one record may claim, from what the producers can write: the
+   Valgrind tool asserts at most 512 instructions and 4096 ops per block
+   (record/valgrind/cgt_tool.c; VEX itself stops a superblock at 100
+   guest instructions), the PT decode writes at most 64 instructions and
+   64 x 33 + 1 ops (decode/pt/pt_convert.c).  Exits are ops, so at most
+   4096 per block too.  Paths are at most PATH_MAX (the tool cuts them
+   there), a command-line argument at most MAX_ARG_STRLEN (Linux). */
+#define CGT_BLOCK_MAX_INSNS  512u
+#define CGT_BLOCK_MAX_OPS    4096u
+#define CGT_PATH_MAX         4096u
+#define CGT_ARG_MAX          (128u << 10)
+
+/* What a reader may keep for the whole trace (block definitions, module
+   mappings) grows with the trace, but no faster than its compressed
+   bytes can justify: at most CGT_MEMORY_BASE plus CGT_MEMORY_PER_BYTE
+   bytes per byte of the file up to the end of the frame being read.
+   Recorded traces need under 10: block definitions take about 12 bytes
+   per byte of their BLOCKS records, which compress 2.5 to 3 times, and
+   EVENTS come between them (at most 8.6 bytes per byte of file at any
+   point of a cc1 run of 192,000 blocks, 5.5 for perl; BLOCKS alone
+   would need 37).  A trace that needs more than 256 was made to exhaust
+   memory, and is refused. */
+#define CGT_MEMORY_BASE      (16u << 20)
+#define CGT_MEMORY_PER_BYTE  256u
+
 enum cgt_status {
 	cgt_ok = 0,
 	cgt_err_io = 1,		/* read or write failed */
@@ -249,6 +274,9 @@ struct cgt_block_table;
 int cgt_writer_open(struct cgt_writer **w, int fd, const char *path, struct cgt_error *e);
 int cgt_writer_put(struct cgt_writer *w, unsigned type, const uint8_t *payload, size_t len,
 		   struct cgt_error *e);
+/* Ends the frame being filled (if any) and hands it to the thread, so
+   that it reaches the file soon: what a recorder killed later leaves. */
+int cgt_writer_flush(struct cgt_writer *w, struct cgt_error *e);
 /* Compressed bytes written so far (completed frames). */
 uint64_t cgt_writer_bytes(const struct cgt_writer *w);
 /* A point where the producer has put every EVENTS payload it encoded with
@@ -272,7 +300,15 @@ struct cgt_record {
 	uint64_t stream_offset;	/* of the payload, in the decompressed stream */
 	uint64_t frame_offset;	/* file offset of the frame that holds it */
 	const char *path;	/* the trace file, for messages */
+	uint64_t frame_size;	/* compressed bytes of that frame */
 };
+
+/* The memory a reader may hold for the trace up to rec's frame
+   (CGT_MEMORY_BASE, CGT_MEMORY_PER_BYTE). */
+static inline uint64_t cgt_memory_allowed(const struct cgt_record *rec)
+{
+	return CGT_MEMORY_BASE + CGT_MEMORY_PER_BYTE * (rec->frame_offset + rec->frame_size);
+}
 
 /* Opens a trace and checks its stream header. */
 int cgt_reader_open(struct cgt_reader **r, const char *path, struct cgt_error *e);
@@ -495,6 +531,7 @@ struct cgt_block_table {
 	   conditional branches encoded, the last in bit 0. */
 	uint32_t segment;
 	uint64_t cond_history;
+	uint64_t bytes;		/* the memory its blocks take */
 };
 
 void cgt_block_table_free(struct cgt_block_table *t);

@@ -9,9 +9,6 @@
 #include "trace.h"
 #include "varint.h"
 
-/* Generous bounds: VEX makes blocks of at most a few hundred ops. */
-#define MAX_BLOCK_INSNS 4096u
-#define MAX_BLOCK_OPS 65536u
 #define MAX_ACCESS_SIZE (1u << 20)
 
 static int is_data_op(unsigned kind)
@@ -33,10 +30,11 @@ static const char *check_block(const struct cgt_insn *insns, uint32_t n_insns,
 {
 	uint32_t next_insn = 0;
 
-	if (n_insns == 0 || n_insns > MAX_BLOCK_INSNS)
-		return "1 to 4096 instructions";
-	if (n_ops < n_insns || n_ops > MAX_BLOCK_OPS)
-		return "an op count from the instruction count up to 65536";
+	_Static_assert(CGT_BLOCK_MAX_INSNS == 512 && CGT_BLOCK_MAX_OPS == 4096, "the messages");
+	if (n_insns == 0 || n_insns > CGT_BLOCK_MAX_INSNS)
+		return "1 to 512 instructions";
+	if (n_ops < n_insns || n_ops > CGT_BLOCK_MAX_OPS)
+		return "an op count from the instruction count up to 4096";
 	for (uint32_t i = 0; i < n_insns; i++)
 		if (insns[i].len == 0 || insns[i].len > 255)
 			return "instruction lengths of 1 to 255 bytes";
@@ -61,6 +59,24 @@ static const char *check_block(const struct cgt_insn *insns, uint32_t n_insns,
 	return NULL;
 }
 
+/* The size of a block's one allocation (cgt_block_table_add). */
+static size_t block_bytes(uint32_t n_insns, uint32_t n_ops, uint32_t n_exits, uint32_t n_values)
+{
+	return sizeof(struct cgt_block) + (n_values + n_exits + 1) * sizeof(uint64_t) +
+	       n_insns * sizeof(struct cgt_insn) + (n_exits + 1) * sizeof(struct cgt_prefix_counts) +
+	       n_ops * sizeof(struct cgt_op) + (3 * n_exits + 2 + n_values) * sizeof(uint32_t) + 8;
+}
+
+static void count_exits_values(const struct cgt_op *ops, uint32_t n_ops, uint32_t *n_exits,
+			       uint32_t *n_values)
+{
+	*n_exits = *n_values = 0;
+	for (uint32_t k = 0; k < n_ops; k++) {
+		*n_exits += cgt_op_is_exit(ops[k].kind);
+		*n_values += cgt_op_has_value(ops[k].kind);
+	}
+}
+
 int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns, uint32_t n_insns,
 			const struct cgt_op *ops, uint32_t n_ops, uint32_t map_epoch,
 			const char **why)
@@ -71,10 +87,7 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 	*why = check_block(insns, n_insns, ops, n_ops);
 	if (*why != NULL)
 		return -cgt_err_corrupt;
-	for (uint32_t k = 0; k < n_ops; k++) {
-		n_exits += cgt_op_is_exit(ops[k].kind);
-		n_values += cgt_op_has_value(ops[k].kind);
-	}
+	count_exits_values(ops, n_ops, &n_exits, &n_values);
 	if (t->n == t->cap) {
 		uint32_t cap = t->cap ? t->cap * 2 : 1024;
 		struct cgt_block **blocks = realloc(t->blocks, cap * sizeof(*blocks));
@@ -85,10 +98,7 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 	}
 
 	/* One allocation per block; the 8-byte members come first. */
-	size_t size = sizeof(*b) + (n_values + n_exits + 1) * sizeof(uint64_t) +
-		      n_insns * sizeof(struct cgt_insn) +
-		      (n_exits + 1) * sizeof(struct cgt_prefix_counts) +
-		      n_ops * sizeof(struct cgt_op) + (3 * n_exits + 2 + n_values) * sizeof(uint32_t) + 8;
+	size_t size = block_bytes(n_insns, n_ops, n_exits, n_values);
 	b = calloc(1, size);
 	if (b == NULL)
 		return -cgt_err_nomem;
@@ -144,6 +154,7 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 	b->n_ops = n_ops;
 	b->map_epoch = map_epoch;
 	t->blocks[t->n++] = b;
+	t->bytes += size + sizeof(*t->blocks);
 	return 0;
 }
 
@@ -186,6 +197,12 @@ int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, u
 	int rc = 0;
 
 	cursor_init(&c, rec, e);
+	if (!cursor_done(&c)) {
+		insns = malloc(CGT_BLOCK_MAX_INSNS * sizeof(*insns));
+		ops = malloc(CGT_BLOCK_MAX_OPS * sizeof(*ops));
+		if (insns == NULL || ops == NULL)
+			rc = cgt_fail(e, cgt_err_nomem, "out of memory");
+	}
 	while (!cursor_done(&c) && rc == 0) {
 		const uint8_t *block_start = c.p;
 		uint64_t id, n_insns, n_ops, expected = 0;
@@ -198,19 +215,16 @@ int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, u
 			rc = cursor_fail(&c, what);
 		}
 		if (rc == 0)
-			rc = cursor_bounded(&c, &n_insns, MAX_BLOCK_INSNS, "an instruction count");
+			rc = cursor_bounded(&c, &n_insns, CGT_BLOCK_MAX_INSNS,
+					    "an instruction count (at most 512)");
 		if (rc == 0)
-			rc = cursor_bounded(&c, &n_ops, MAX_BLOCK_OPS, "an op count");
+			rc = cursor_bounded(&c, &n_ops, CGT_BLOCK_MAX_OPS, "an op count (at most 4096)");
+		/* An instruction takes 2 bytes or more, an op 1 or more. */
+		if (rc == 0 && 2 * n_insns + n_ops > (uint64_t)(c.end - c.p))
+			rc = cursor_fail(&c, "as many instructions and ops as the rest of the record "
+					     "can hold");
 		if (rc < 0)
 			break;
-		free(insns);
-		free(ops);
-		insns = calloc(n_insns ? n_insns : 1, sizeof(*insns));
-		ops = calloc(n_ops ? n_ops : 1, sizeof(*ops));
-		if (insns == NULL || ops == NULL) {
-			rc = cgt_fail(e, cgt_err_nomem, "out of memory");
-			break;
-		}
 		for (uint64_t i = 0; i < n_insns && rc == 0; i++) {
 			uint8_t len = 0;
 			if (i == 0) {
@@ -245,6 +259,22 @@ int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, u
 		}
 		if (rc < 0)
 			break;
+		uint32_t n_exits, n_values;
+		count_exits_values(ops, (uint32_t)n_ops, &n_exits, &n_values);
+		uint64_t need = t->bytes + block_bytes((uint32_t)n_insns, (uint32_t)n_ops, n_exits,
+						       n_values) + sizeof(*t->blocks);
+		if (need > cgt_memory_allowed(rec)) {
+			c.p = block_start;
+			char what[256];
+			snprintf(what, sizeof(what),
+				 "block definitions that fit the memory a trace of this size can need "
+				 "(%llu bytes: %u MiB + %u per byte of the file up to this frame's "
+				 "end), not %llu bytes",
+				 (unsigned long long)cgt_memory_allowed(rec), CGT_MEMORY_BASE >> 20,
+				 CGT_MEMORY_PER_BYTE, (unsigned long long)need);
+			rc = cursor_fail(&c, what);
+			break;
+		}
 		const char *why;
 		rc = cgt_block_table_add(t, insns, (uint32_t)n_insns, ops, (uint32_t)n_ops, map_epoch,
 					 &why);

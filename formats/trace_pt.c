@@ -80,6 +80,9 @@ static int decode_event(struct cgt_pt_config *c, struct cursor *f)
 		rc = cursor_u32(f, &ev->n_ids, "the number of event ids");
 	if (rc == 0 && ev->n_ids > CGT_PT_MAX_IDS)
 		rc = cursor_fail(f, "at most 4096 event ids");
+	/* An id takes a byte or more. */
+	if (rc == 0 && ev->n_ids > (uint64_t)(f->end - f->p))
+		rc = cursor_fail(f, "as many event ids as the rest of the field can hold");
 	if (rc < 0)
 		return rc;
 	ev->ids = calloc(ev->n_ids ? ev->n_ids : 1, sizeof(*ev->ids));
@@ -218,7 +221,7 @@ int cgt_image_decode(uint64_t *start, char **name, const uint8_t **data, size_t 
 	cursor_init(&c, rec, e);
 	int rc = cursor_varint(&c, start, "the image's address");
 	if (rc == 0)
-		rc = cursor_string(&c, name, "the image's name");
+		rc = cursor_string(&c, name, CGT_PATH_MAX, "the image's name (at most 4096 bytes)");
 	if (rc == 0 && (c.p == c.end || *start + (uint64_t)(c.end - c.p) < *start))
 		rc = cursor_fail(&c, "code bytes within the address space");
 	if (rc < 0) {

@@ -322,6 +322,7 @@ int cgt_frame_next_record(struct cgt_frame *f, struct cgt_record *rec, struct cg
 	rec->len = (size_t)len;
 	rec->stream_offset = at + (uint64_t)(p - start);
 	rec->frame_offset = f->file_offset;
+	rec->frame_size = f->compressed_len;
 	rec->path = f->path;
 	f->pos += (size_t)(p - start) + (size_t)len;
 	return 1;
@@ -470,7 +471,11 @@ int cgt_file_is_trace(const char *path)
 			result = 0;
 			break;
 		}
-		if (ds == NULL && (ds = ZSTD_createDStream()) == NULL)
+		/* A window no larger than a frame: a header asking for more
+		   does not get it. */
+		_Static_assert(1u << 22 == CGT_FRAME_MAX, "windowLogMax 22 is CGT_FRAME_MAX");
+		if (ds == NULL && ((ds = ZSTD_createDStream()) == NULL ||
+				   ZSTD_isError(ZSTD_DCtx_setParameter(ds, ZSTD_d_windowLogMax, 22))))
 			break;
 		ZSTD_inBuffer ib = { in, (size_t)n, 0 };
 		while (ob.pos < ob.size && ib.pos < ib.size) {

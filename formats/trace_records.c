@@ -116,7 +116,8 @@ static int decode_header_field(void *obj, unsigned key, struct cursor *f)
 		if (h->argv == NULL)
 			return cgt_fail(f->e, cgt_err_nomem, "out of memory");
 		for (uint64_t i = 0; i < argc && rc == 0; i++) {
-			rc = cursor_string(f, &h->argv[i], "a command-line argument");
+			rc = cursor_string(f, &h->argv[i], CGT_ARG_MAX,
+					   "a command-line argument (at most 128 KiB)");
 			if (rc == 0)
 				h->argc = (uint32_t)(i + 1);
 		}
@@ -276,7 +277,7 @@ int cgt_module_decode(struct cgt_module *m, const struct cgt_record *rec, struct
 		rc = cursor_bounded(&c, &v, 7, "the module protection (0-7)");
 	m->prot = (uint32_t)v;
 	if (rc == 0)
-		rc = cursor_string(&c, &m->path, "the module path");
+		rc = cursor_string(&c, &m->path, CGT_PATH_MAX, "a module path of at most 4096 bytes");
 	if (rc == 0)
 		rc = cursor_bounded(&c, &idlen, sizeof(m->build_id), "a build-id of at most 64 bytes");
 	if (rc == 0 && idlen > (uint64_t)(c.end - c.p))

@@ -4,11 +4,16 @@
  * own, so that compression overlaps with whatever produces the records.
  * At the producer's segment points it begins segments: a new frame,
  * announced by a segment marker, that starts with a SEGMENT record.
+ *
+ * A failed write (a full disk, the file size limit) cuts the file back to
+ * the end of the last frame written whole, so that what is left is a
+ * trace without its end: every frame in it usable.
  */
 #include "trace.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <sys/types.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,6 +41,7 @@ struct cgt_writer {
 	int closing;
 	int failed_errno;
 	uint64_t bytes_written;
+	off_t file_end;		/* after the last frame written whole; -1: not a file */
 	uint64_t segment_bytes;	/* of records put since the segment began */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -87,13 +93,20 @@ static void *compressor_main(void *arg)
 			err = errno;
 		if (!failed && !err) {
 			size_t n = ZSTD_compress2(cctx, out, cap, f->data, f->len);
-			if (ZSTD_isError(n))
+			if (ZSTD_isError(n)) {
 				err = ENOMEM;
-			else if (write_full(w->fd, out, n) < 0)
+			} else if (write_full(w->fd, out, n) < 0) {
 				err = errno;
-			else
+			} else {
 				__atomic_add_fetch(&w->bytes_written, n, __ATOMIC_RELAXED);
+				if (w->file_end >= 0)
+					w->file_end += (off_t)n +
+						       (f->starts_segment ? CGT_SEGMENT_MARKER_LEN : 0);
+			}
 		}
+		/* No piece of a frame may stay behind a failed write. */
+		if (err && w->file_end >= 0 && ftruncate(w->fd, w->file_end) < 0)
+			w->file_end = -1;
 
 		pthread_mutex_lock(&w->lock);
 		if (err && !w->failed_errno)
@@ -112,7 +125,7 @@ static void *compressor_main(void *arg)
 
 static int failure(struct cgt_writer *w, struct cgt_error *e)
 {
-	return cgt_fail(e, cgt_err_io, "%s: cannot write trace: %s", w->path,
+	return cgt_fail(e, cgt_err_io, "cannot write '%s': %s", w->path,
 			strerror(w->failed_errno));
 }
 
@@ -138,6 +151,7 @@ int cgt_writer_open(struct cgt_writer **out, int fd, const char *path, struct cg
 	if (w == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	w->fd = fd;
+	w->file_end = lseek(fd, 0, SEEK_CUR);
 	w->path = strdup(path);
 	for (unsigned i = 0; i < RING; i++) {
 		w->ring[i].data = malloc(CGT_FRAME_MAX);
@@ -208,6 +222,11 @@ int cgt_writer_segment_point(struct cgt_writer *w, struct cgt_block_table *t, st
 	rc = cgt_writer_put(w, CGT_REC_SEGMENT, b.data, b.len, e);
 	cgt_buf_free(&b);
 	return rc;
+}
+
+int cgt_writer_flush(struct cgt_writer *w, struct cgt_error *e)
+{
+	return w->ring[w->head].len > 0 ? submit_frame(w, e) : 0;
 }
 
 uint64_t cgt_writer_bytes(const struct cgt_writer *w)

@@ -43,21 +43,8 @@ int record_header_init(struct cgt_trace_header *h, const char *backend, char *co
 
 int record_open_output(const char *path, struct cgt_error *e)
 {
-	struct stat st;
-
-	if (stat(path, &st) == 0) {
-		if (S_ISDIR(st.st_mode)) {
-			cgt_fail(e, cgt_err_io, "cannot write the trace to '%s': it is a directory", path);
-			return -1;
-		}
-		if (S_ISREG(st.st_mode) && st.st_size > 0 && cgt_file_is_trace(path) != 1) {
-			cgt_fail(e, cgt_err_io,
-				 "refusing to overwrite '%s': it is not a cgtrace trace (remove it or "
-				 "choose another -o)",
-				 path);
-			return -1;
-		}
-	}
+	if (cgt_output_check(path, CGT_OUTPUT_TRACE, NULL, 0, e) < 0)
+		return -1;
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0)
 		cgt_fail(e, cgt_err_io, "cannot write the trace to '%s': %s", path, strerror(errno));

@@ -44,7 +44,8 @@ void cgt_pt_options_default(struct cgt_pt_options *pt);
  * Records argv[0] with its arguments.  The program's standard streams pass
  * through.  Returns the exit status cgtrace should exit with: the
  * program's own (128 + signal if it was killed), 127 / 126 if it cannot be
- * run, 1 if recording failed before it ran.
+ * run, 1 if recording failed: before it ran, or when the trace could not
+ * be written (a full disk, the file size limit: the program is stopped).
  */
 int cgt_record(const struct cgt_record_options *o);
 
@@ -67,5 +68,46 @@ char *cgt_find_in_path(const char *name);
 /* Expands %p (pid), %q{VAR} (environment) and %% in a file name template.
    Returns a malloc'd string, or NULL with *why set. */
 char *cgt_expand_output_name(const char *tmpl, long pid, const char **why);
+
+/* ---- Output files (output.c) ------------------------------------------ */
+
+enum cgt_output_kind { CGT_OUTPUT_TRACE, CGT_OUTPUT_CGOUT };
+
+/*
+ * Whether path may be written as a kind of output: refuses (negative, with
+ * the message) a directory, any of the inputs (the same file by device and
+ * inode, so through symlinks and hard links too), and a non-empty regular
+ * file that is not of the kind (a trace is written only over a trace; a
+ * cachegrind.out only over a cachegrind.out, never over a trace).
+ * Devices and FIFOs pass, and are never opened here.
+ */
+int cgt_output_check(const char *path, enum cgt_output_kind kind, const char *const *inputs,
+		     size_t n_inputs, struct cgt_error *e);
+
+/*
+ * An output written whole and then put in place.  A regular file (or a
+ * new one) is written to a temporary file beside it and renamed over it
+ * by cgt_output_commit, so a failed run never destroys an earlier result;
+ * a symlink is followed, and what it ends at is written or replaced (the
+ * link stays); a device or FIFO is written through (write_path is path).
+ * keep_existing: never replace anything; commit links the result to
+ * path, or to the first free path.1, path.2, ...
+ */
+struct cgt_output {
+	char *path;		/* as given */
+	const char *write_path;	/* what to open and write */
+	const char *written;	/* after commit: the name the result has */
+	char *final;		/* the file the temporary becomes */
+	char *temporary;	/* NULL when writing through */
+	int keep_existing;
+};
+
+int cgt_output_prepare(struct cgt_output *o, const char *path, int keep_existing,
+		       struct cgt_error *e);
+int cgt_output_commit(struct cgt_output *o, struct cgt_error *e);
+/* A message naming the temporary file is made to name path instead. */
+void cgt_output_blame(const struct cgt_output *o, struct cgt_error *e);
+/* Removes the temporary file (if not committed) and frees o. */
+void cgt_output_discard(struct cgt_output *o);
 
 #endif

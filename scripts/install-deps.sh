@@ -11,9 +11,20 @@
 #                              libraries, launcher; Cachegrind for the tests
 #   zstd                       the zstd CLI, used by the tests (zstd -t)
 #   python3                    small helpers in the test suite
+#
+# With the argument "fuzz" (make fuzz), also:
+#   clang libclang-rt-N-dev    clang and its libFuzzer and sanitizer runtimes
+#                              (N: clang's major version; a recommendation
+#                              of clang that --no-install-recommends skips)
 set -eu
 
 PACKAGES="gcc make pkg-config libzstd-dev libelf-dev libdw-dev libiberty-dev libipt-dev libzydis-dev valgrind zstd python3"
+if [ "${1:-}" = fuzz ]; then
+	PACKAGES="$PACKAGES clang"
+	if command -v clang >/dev/null 2>&1; then
+		PACKAGES="$PACKAGES libclang-rt-$(clang -dumpversion | cut -d. -f1)-dev"
+	fi
+fi
 
 missing=""
 for p in $PACKAGES; do
@@ -23,7 +34,9 @@ for p in $PACKAGES; do
 	*) missing="$missing $p" ;;
 	esac
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+	exit 0
+fi
 
 echo "install-deps: installing:$missing"
 if [ "$(id -u)" -eq 0 ]; then
@@ -42,4 +55,9 @@ if ! $SUDO apt-get install -y -q --no-install-recommends $missing >/dev/null 2>&
 	# A fresh machine may have no package lists yet.
 	$SUDO apt-get update -q >/dev/null
 	$SUDO apt-get install -y -q --no-install-recommends $missing >/dev/null
+fi
+# clang was missing: now that it is here, its runtimes.
+if [ "${1:-}" = fuzz ] && ! dpkg-query -W -f='${Status}' \
+	"libclang-rt-$(clang -dumpversion | cut -d. -f1)-dev" 2>/dev/null | grep -q ' installed'; then
+	exec sh "$0" fuzz
 fi

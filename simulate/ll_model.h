@@ -105,6 +105,8 @@ static inline __attribute__((always_inline)) int ll_ref_is_miss(struct ll_model 
 /* Asks the host to bring in the set of addr's line. */
 static inline void ll_prefetch_set(const struct ll_model *c, uint64_t addr)
 {
+	if (c->wide)
+		return;	/* no sets of its own: tags and ages are NULL */
 	uint64_t set = (addr >> c->line_bits) & c->sets_mask;
 	__builtin_prefetch(c->tags + set * LL_LANES);
 	__builtin_prefetch(c->ages + set * LL_LANES);

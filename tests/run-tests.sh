@@ -9,7 +9,8 @@
 #   - exits non-zero without having reported a failed check,
 #   - is killed by a signal (a crash) or runs past TEST_TIMEOUT seconds,
 #   - prints no plan, a plan of no check, or a number of checks other
-#     than its plan.
+#     than its plan,
+#   - made a sanitizer write a report into $SANITIZER_LOGS (make test-asan).
 #
 # Usage: tests/run-tests.sh [NAME-FILTER...]: the tests whose name contains
 # any of the filters (all without one).  BUILD (default build) is the build
@@ -60,6 +61,15 @@ run() {
 	elif [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
 		harness_fail "$name" "exited with status $status"
 		tail -n 5 "$out" | sed 's/^/  | /'
+	fi
+	if [ -n "${SANITIZER_LOGS:-}" ]; then
+		for report in "$SANITIZER_LOGS"/*; do
+			case "$report" in *.seen) continue ;; esac
+			[ -f "$report" ] || continue
+			harness_fail "$name" "sanitizer report $(basename "$report")"
+			head -n 30 "$report" | sed 's/^/  | /'
+			mv "$report" "$report.seen"
+		done
 	fi
 	if [ "$plans" -ne 1 ]; then
 		harness_fail "$name" "printed $plans plan lines (expected one '1..N')"

@@ -49,15 +49,22 @@ extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot, I
 /* Output buffers (the transport is described in vg_protocol.h)      */
 /* ------------------------------------------------------------------ */
 
-/* The generated code stores at out_ptr and calls flush_buffer at block
-   entry once out_ptr has passed out_limit; every item is smaller than the
-   slack left above out_limit. */
+/* The generated code stores at out_ptr and calls at_limit at block entry
+   once out_ptr has passed out_limit; every item is smaller than the slack
+   left above out_limit.  out_limit advances through a shared buffer in
+   steps: at each, a buffer that has been filling for HANDOVER_MS goes to
+   cgtrace even if not full, so that a program killed mid-run (SIGKILL,
+   which no tool can see coming) loses at most that much of its trace. */
+#define STEP_BYTES (1024 * 1024)
+#define HANDOVER_MS 1000
 /* Where the generated code writes once recording has stopped (a forked
    child, or cgtrace gone) or before it starts: a private buffer that is
    just reset. */
 static UChar  discard_buf[2 * CGT_RAW_MAX_ITEM];
 static UChar* out_ptr = discard_buf;
 static UChar* out_limit = discard_buf + CGT_RAW_MAX_ITEM;
+static UChar* full_limit = discard_buf + CGT_RAW_MAX_ITEM;  /* the buffer's last step */
+static UInt   filling_since;       /* when the buffer began to fill (ms) */
 static UChar* buffers;             /* CGT_RAW_BUFFERS shared buffers */
 static UInt   current;             /* the buffer being filled */
 static UInt   in_flight;           /* handed to cgtrace, not yet given back */
@@ -72,7 +79,9 @@ static Int    exit_code = 0;
 static void use_buffer(UChar* start, SizeT size)
 {
    out_ptr = start;
-   out_limit = start + size - CGT_RAW_MAX_ITEM;
+   full_limit = start + size - CGT_RAW_MAX_ITEM;
+   out_limit = size > STEP_BYTES + CGT_RAW_MAX_ITEM ? start + STEP_BYTES : full_limit;
+   filling_since = VG_(read_millisecond_timer)();
 }
 
 static void stop_recording(const HChar* why, Int err)
@@ -116,12 +125,23 @@ static VG_REGPARM(0) void flush_buffer(void)
    use_buffer(buffers + (SizeT)current * CGT_RAW_BUFFER_SIZE, CGT_RAW_BUFFER_SIZE);
 }
 
+/* out_ptr has passed out_limit: the next step, or hand the buffer over. */
+static VG_REGPARM(0) void at_limit(void)
+{
+   if (out_limit < full_limit &&
+       VG_(read_millisecond_timer)() - filling_since < HANDOVER_MS) {
+      out_limit = out_limit + STEP_BYTES < full_limit ? out_limit + STEP_BYTES : full_limit;
+      return;
+   }
+   flush_buffer();
+}
+
 /* Room for n more bytes, written by C code (control items). */
 static UChar* reserve(UInt n)
 {
    tl_assert(n <= CGT_RAW_MAX_ITEM);
    if (out_ptr > out_limit)
-      flush_buffer();
+      at_limit();
    UChar* p = out_ptr;
    out_ptr += n;
    return p;
@@ -453,8 +473,8 @@ static IRSB* cgt_instrument(VgCallbackClosure* closure, IRSB* sbIn,
                          IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&out_limit)));
    IRTemp full = assign(sbOut, Ity_I1,
                         IRExpr_Binop(Iop_CmpLT64U, IRExpr_RdTmp(limit), IRExpr_RdTmp(cur)));
-   IRDirty* di = unsafeIRDirty_0_N(0, "cgt_flush_buffer",
-                                   VG_(fnptr_to_fnentry)(&flush_buffer),
+   IRDirty* di = unsafeIRDirty_0_N(0, "cgt_at_limit",
+                                   VG_(fnptr_to_fnentry)(&at_limit),
                                    mkIRExprVec_0());
    di->guard = IRExpr_RdTmp(full);
    di->mFx = Ifx_Modify;   /* it rewrites out_ptr: no load may be reused */

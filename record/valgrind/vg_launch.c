@@ -13,6 +13,7 @@
 #include "backend.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -192,19 +193,34 @@ out:
 	return rc;
 }
 
+#define TMPDIR_PREFIX "cgtrace-"
+#define TMPDIR_RANDOM 6	/* mkdtemp's XXXXXX */
+
+static const char *tmp_parent(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	return tmp && *tmp ? tmp : "/tmp";
+}
+
+/* Removes a private directory: only the names cgtrace puts there, so
+   that rmdir fails on anything else. */
+static void remove_private_dir(const char *dir)
+{
+	static const char *const names[] = { "valgrind", "valgrind.bin", "pid" };
+	char *p;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (asprintf(&p, "%s/%s", dir, names[i]) >= 0) {
+			unlink(p);
+			free(p);
+		}
+	rmdir(dir);
+}
+
 void vg_launch_cleanup(struct vg_launch *l)
 {
 	if (l->tmpdir != NULL) {
-		char *p;
-		if ((p = format("%s/valgrind", l->tmpdir)) != NULL) {
-			unlink(p);
-			free(p);
-		}
-		if ((p = format("%s/valgrind.bin", l->tmpdir)) != NULL) {
-			unlink(p);
-			free(p);
-		}
-		rmdir(l->tmpdir);
+		remove_private_dir(l->tmpdir);
 		free(l->tmpdir);
 		l->tmpdir = NULL;
 	}
@@ -215,6 +231,61 @@ void vg_launch_cleanup(struct vg_launch *l)
 	for (int i = 0; i < 2; i++)
 		free(l->own_env[i]);
 	memset(l, 0, sizeof(*l));
+}
+
+int vg_launch_own(const struct vg_launch *l)
+{
+	char *p;
+	FILE *f;
+	int rc = -1;
+
+	if (l->tmpdir == NULL)
+		return 0;
+	if (asprintf(&p, "%s/pid", l->tmpdir) < 0)
+		return -1;
+	if ((f = fopen(p, "wx")) != NULL) {
+		rc = fprintf(f, "%ld\n", (long)getpid()) > 0 ? 0 : -1;
+		if (fclose(f) != 0)
+			rc = -1;
+	}
+	if (rc < 0)
+		fprintf(stderr, "cgtrace: cannot write %s: %s\n", p, strerror(errno));
+	free(p);
+	return rc;
+}
+
+void vg_launch_sweep_stale(void)
+{
+	const char *parent = tmp_parent();
+	DIR *d = opendir(parent);
+	struct dirent *de;
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, TMPDIR_PREFIX, strlen(TMPDIR_PREFIX)) != 0 ||
+		    strlen(de->d_name) != strlen(TMPDIR_PREFIX) + TMPDIR_RANDOM)
+			continue;
+		char *dir, *pidfile;
+		if (asprintf(&dir, "%s/%s", parent, de->d_name) < 0)
+			break;
+		struct stat st;
+		long pid = 0;
+		if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+		    asprintf(&pidfile, "%s/pid", dir) >= 0) {
+			FILE *f = fopen(pidfile, "r");
+			if (f != NULL) {
+				if (fscanf(f, "%ld", &pid) != 1)
+					pid = 0;
+				fclose(f);
+			}
+			free(pidfile);
+			if (pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+				remove_private_dir(dir);
+		}
+		free(dir);
+	}
+	closedir(d);
 }
 
 /* ---- Launcher ---------------------------------------------------------- */
@@ -256,8 +327,9 @@ static void run_sink(struct vg_transport *t, const char *tmpl, long pid, char **
 		end.kind = CGT_END_EXIT;
 		end.code = s.stream.exit_code;
 	} else {
-		/* Valgrind tells its tool no more: a fatal signal (or a stream cut short). */
-		end.kind = s.stream.fini_seen ? CGT_END_SIGNAL : CGT_END_LOST;
+		/* Valgrind tells its tool no more: a fatal signal.  (No FINI at
+		   all: cut short, no END; see vg_record.c.) */
+		end.kind = CGT_END_SIGNAL;
 	}
 	if (!s.stream.header_written) {
 		vg_session_finish(&s, NULL);
@@ -265,7 +337,7 @@ static void run_sink(struct vg_transport *t, const char *tmpl, long pid, char **
 			unlink(path);
 		_exit(1);
 	}
-	if (vg_session_finish(&s, &end) < 0)
+	if (vg_session_finish(&s, s.stream.fini_seen ? &end : NULL) < 0)
 		fprintf(stderr, "cgtrace: child %ld: %s\n", pid, s.error.msg);
 	else if (!quiet)
 		vg_session_report(&s);
@@ -321,7 +393,7 @@ int vg_launcher(int argc, char **argv)
 		}
 	}
 	char *self = vg_self_exe(), *tool = vg_tool_path(), *launcher = NULL;
-	char **env = NULL;
+	char **env = NULL, **tool_argv = NULL;
 	if (self == NULL || tool == NULL || fd_arg < 0 || free_arg < 0 || shm_arg < 0 ||
 	    pipe_arg < 0 || tmpl == NULL || client >= argc) {
 		fprintf(stderr, "cgtrace: started as Valgrind's launcher with an unexpected command "
@@ -357,13 +429,41 @@ int vg_launcher(int argc, char **argv)
 		argv[shm_arg] = opts[2];
 		vg_transport_pass_to_tool(&t);
 	}
+	/* Started through Valgrind's wrapper from the private directory
+	   (argv[0] is its valgrind.bin): nothing needs it any more. */
+	if (ours) {
+		char *dir = strdup(argv[0]), *slash = dir ? strrchr(dir, '/') : NULL;
+		if (slash != NULL && strcmp(slash, "/valgrind.bin") == 0) {
+			*slash = '\0';
+			char *base = strrchr(dir, '/');
+			base = base ? base + 1 : dir;
+			if (strncmp(base, TMPDIR_PREFIX, strlen(TMPDIR_PREFIX)) == 0 &&
+			    strlen(base) == strlen(TMPDIR_PREFIX) + TMPDIR_RANDOM)
+				remove_private_dir(dir);
+		}
+		free(dir);
+	}
 	launcher = format("VALGRIND_LAUNCHER=%s", self);
 	env = launcher ? env_with(environ, launcher) : NULL;
 	if (env == NULL)
 		goto fail;
-	execve(tool, argv, env);
+	/* Without gdbserver, Valgrind makes no FIFOs in $TMPDIR, which a
+	   process killed by SIGKILL would leave behind.  (Children of the
+	   program inherit the option with the rest of Valgrind's.) */
+	tool_argv = ours ? calloc((size_t)argc + 2, sizeof(char *)) : argv;
+	if (tool_argv == NULL)
+		goto fail;
+	if (ours) {	/* after --tool=cgtrace, which Valgrind's children's launcher needs first */
+		tool_argv[0] = argv[0];
+		tool_argv[1] = argv[1];
+		tool_argv[2] = "--vgdb=no";
+		memcpy(tool_argv + 3, argv + 2, (size_t)(argc - 1) * sizeof(char *));
+	}
+	execve(tool, tool_argv, env);
 	fprintf(stderr, "cgtrace: cannot start the Valgrind tool %s: %s\n", tool, strerror(errno));
 fail:
+	if (tool_argv != argv)
+		free(tool_argv);
 	free(env);
 	free(launcher);
 	free(tool);

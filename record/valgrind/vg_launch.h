@@ -28,6 +28,15 @@ int vg_launch_prepare(struct vg_launch *l, const char *tool, const struct cgt_re
    called again. */
 void vg_launch_cleanup(struct vg_launch *l);
 
+/*
+ * The private directory lives only until Valgrind's wrapper has run
+ * cgtrace as its launcher, which removes it.  vg_launch_own writes
+ * cgtrace's pid into it; vg_launch_sweep_stale removes the directories
+ * left by a cgtrace killed before that (its pid is dead).
+ */
+int vg_launch_own(const struct vg_launch *l);
+void vg_launch_sweep_stale(void);
+
 int vg_launcher(int argc, char **argv);
 
 #endif

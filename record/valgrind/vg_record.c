@@ -15,6 +15,13 @@
  *
  * The tool writes its stream to a pipe; this process converts it into
  * trace records (vg_stream.c) while a writer thread compresses them.
+ *
+ * Faults (README, "When recording fails"): Valgrind cannot detach from
+ * the program, so a program whose trace cannot go on (a full disk, the
+ * file size limit) is stopped, not left to run on untraced; and the
+ * program dies with cgtrace (PR_SET_PDEATHSIG), so that a killed cgtrace
+ * never leaves it running orphaned.  SIGXFSZ is ignored here, so that the
+ * file size limit is an error with a message (EFBIG), not a silent death.
  */
 #include "vg_record.h"
 
@@ -85,9 +92,12 @@ static void run_child(int go_fd, int go_w, struct vg_transport *t, char **vg_arg
 	char go;
 
 	close(go_w);	/* else the read below never sees the parent give up */
+	/* Set before the read: a parent killed earlier closes the pipe. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (read(go_fd, &go, 1) != 1)
-		_exit(127);	/* the parent gave up: nothing may run */
+		_exit(127);	/* the parent gave up (or died): nothing may run */
 	close(go_fd);
+	signal(SIGXFSZ, SIG_DFL);	/* the program's, as the shell gave it */
 	vg_transport_pass_to_tool(t);	/* the only descriptors the tool inherits */
 	execve(vg_argv[0], vg_argv, envp);
 	fprintf(stderr, "cgtrace: cannot start Valgrind (%s): %s\n", vg_argv[0], strerror(errno));
@@ -106,6 +116,7 @@ int vg_record(const struct cgt_record_options *o)
 	char *tool = NULL, *out_path = NULL, *abs_tmpl = NULL;
 	const char *why;
 
+	signal(SIGXFSZ, SIG_IGN);
 	tool = vg_tool_path();
 	if (check_valgrind(tool) < 0)
 		goto out;
@@ -130,10 +141,16 @@ int vg_record(const struct cgt_record_options *o)
 		free(cwd);
 	}
 	if (abs_tmpl == NULL || vg_transport_open(&tr) < 0 || pipe2(go, O_CLOEXEC) < 0) {
-		fprintf(stderr, "cgtrace: %s\n", strerror(errno));
+		if (errno == EFBIG)
+			fprintf(stderr, "cgtrace: cannot create the %u MiB of buffers shared with Valgrind: "
+					"%s (the file size limit, ulimit -f, must be at least that)\n",
+				(unsigned)(VG_TRANSPORT_BYTES >> 20), strerror(errno));
+		else
+			fprintf(stderr, "cgtrace: %s\n", strerror(errno));
 		goto out;
 	}
-	if (vg_launch_prepare(&launch, tool, o, abs_tmpl, &tr) < 0)
+	vg_launch_sweep_stale();
+	if (vg_launch_prepare(&launch, tool, o, abs_tmpl, &tr) < 0 || vg_launch_own(&launch) < 0)
 		goto out;
 	if (o->trace_children)
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -166,6 +183,7 @@ int vg_record(const struct cgt_record_options *o)
 		goto out;
 	}
 
+	s.stop_pid = child_pid;
 	record_shield_signals(child_pid);
 	if (write(go[1], "g", 1) != 1)
 		kill(child_pid, SIGKILL);
@@ -192,14 +210,28 @@ int vg_record(const struct cgt_record_options *o)
 	}
 	struct cgt_trace_end end;
 	end_from_status(&end, &s, wstatus);
-	if (vg_session_finish(&s, &end) < 0) {
+	/* No FINI: the program died where its tool could not finish (SIGKILL),
+	   and the tool's last buffer is lost; an END would claim a whole run. */
+	int cut_short = s.stream.truncated;
+	if (vg_session_finish(&s, cut_short ? NULL : &end) < 0) {
 		fprintf(stderr, "cgtrace: %s\n", s.error.msg);
-		if (status == 0)
-			status = 1;
+		struct stat st;
+		int empty = stat(out_path, &st) == 0 && st.st_size == 0;
+		if (empty)
+			unlink(out_path);
+		if (s.stopped && empty)
+			fprintf(stderr, "cgtrace: stopped the program, since its trace could not go on; "
+					"no trace written\n");
+		else if (s.stopped)
+			fprintf(stderr, "cgtrace: stopped the program, since its trace could not go on; "
+					"%s holds the trace up to there, without an end record\n",
+				out_path);
+		status = 1;
 	} else {
-		if (s.stream.truncated)
-			fprintf(stderr, "cgtrace: the program's stream ended early (killed by signal "
-					"%d?); the trace holds what arrived\n",
+		if (cut_short)
+			fprintf(stderr, "cgtrace: the program's stream ended early (killed by signal %d, "
+					"which Valgrind cannot see coming?); the trace holds what arrived, "
+					"without an end record\n",
 				WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
 		if (!o->quiet)
 			vg_session_report(&s);
@@ -210,6 +242,7 @@ wait_children:
 		while (wait(NULL) > 0 || errno == EINTR)
 			;
 out:
+	signal(SIGXFSZ, SIG_DFL);
 	vg_launch_cleanup(&launch);
 	vg_transport_close(&tr);
 	for (int i = 0; i < 2; i++)

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,13 +38,36 @@ char *vg_tool_path(void)
 	return path;
 }
 
-/* Hands every buffer straight back until the tool is done. */
-static void drain(const struct vg_transport *t)
+static long long now_ms(void)
 {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Hands every buffer straight back until the tool is done.  A program to
+   stop gets SIGTERM at once and SIGKILL once the grace time is over. */
+static void drain(const struct vg_transport *t, pid_t stop_pid)
+{
+	long long kill_at = now_ms() + VG_STOP_GRACE_MS;
 	uint32_t msg[2];
 	ssize_t n;
 
-	while ((n = read(t->ready[0], msg, sizeof(msg))) != 0) {
+	if (stop_pid > 0)
+		kill(stop_pid, SIGTERM);
+	for (;;) {
+		if (stop_pid > 0) {
+			long long left = kill_at - now_ms();
+			struct pollfd p = { .fd = t->ready[0], .events = POLLIN };
+			if (left <= 0) {
+				kill(stop_pid, SIGKILL);
+				stop_pid = 0;
+			} else if (poll(&p, 1, (int)left) == 0) {
+				continue;
+			}
+		}
+		if ((n = read(t->ready[0], msg, sizeof(msg))) == 0)
+			break;
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n == (ssize_t)sizeof(msg) && write(t->freed[1], &msg[0], sizeof(msg[0])) < 0)
@@ -52,15 +77,12 @@ static void drain(const struct vg_transport *t)
 
 void vg_session_run(struct vg_session *s, const struct vg_transport *t)
 {
-	if (s->failed || cgt_writer_open(&s->writer, s->out_fd, s->path, &s->error) < 0) {
-		s->failed = 1;
-		drain(t);
+	if (!s->failed && cgt_writer_open(&s->writer, s->out_fd, s->path, &s->error) == 0 &&
+	    vg_stream_convert(t, s->writer, &s->header, &s->stream, &s->error) == 0)
 		return;
-	}
-	if (vg_stream_convert(t, s->writer, &s->header, &s->stream, &s->error) < 0) {
-		s->failed = 1;
-		drain(t);
-	}
+	s->failed = 1;
+	s->stopped = s->stop_pid > 0 && s->stream.header_written;
+	drain(t, s->stop_pid);
 }
 
 int vg_session_finish(struct vg_session *s, const struct cgt_trace_end *end)
@@ -69,7 +91,7 @@ int vg_session_finish(struct vg_session *s, const struct cgt_trace_end *end)
 	int rc = 0;
 
 	if (s->writer != NULL) {
-		if (!s->failed && s->stream.header_written) {
+		if (end != NULL && !s->failed && s->stream.header_written) {
 			rc = cgt_end_encode(&b, end);
 			if (rc == 0)
 				rc = cgt_writer_put(s->writer, CGT_REC_END, b.data, b.len, &s->error);

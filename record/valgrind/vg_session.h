@@ -25,13 +25,19 @@ struct vg_session {
 	struct vg_stream_result stream;
 	struct cgt_error error;
 	int failed;		/* error holds what went wrong */
+	pid_t stop_pid;		/* stopped if the trace cannot go on; 0: none */
+	int stopped;		/* ... and it was */
 };
 
 /* Converts the tool's stream until it ends.  On failure the stream is
-   still drained, so the program never blocks on it. */
+   still drained, so the program never blocks on it, and stop_pid is
+   stopped: SIGTERM, then SIGKILL if its stream has not ended within
+   VG_STOP_GRACE_MS. */
+#define VG_STOP_GRACE_MS 3000
 void vg_session_run(struct vg_session *s, const struct vg_transport *t);
 
-/* Writes the END record, closes the file.  Returns 0 or -1 (error set). */
+/* Writes the END record (none if end is NULL: the recording was cut
+   short), closes the file.  Returns 0 or -1 (error set). */
 int vg_session_finish(struct vg_session *s, const struct cgt_trace_end *end);
 
 /* Prints "cgtrace: recorded N instructions into FILE (...)". */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vg_protocol.h"
@@ -25,6 +26,10 @@ _Static_assert(CGT_RAW_OP_INSN == CGT_OP_INSN && CGT_RAW_OP_READ == CGT_OP_READ 
 
 /* An EVENTS or BLOCKS record is written once it holds this much. */
 #define RECORD_TARGET (256 * 1024)
+
+/* What has arrived reaches the file at least this often, so that a
+   recording killed mid-run leaves a trace of nearly all of it. */
+#define FLUSH_INTERVAL_NS 1000000000ull
 
 /* How one execution of a block is laid out in the tool's buffer: a slot
    per op that is not an instruction fetch. */
@@ -57,9 +62,18 @@ struct converter {
 	uint32_t tid;
 	uint64_t threads_seen[4];	/* bit per tid below 256 */
 
+	uint64_t flushed_ns;	/* when everything converted last went to the writer */
+
 	struct vg_stream_result *res;
 	struct cgt_error *e;
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static uint32_t le32(const uint8_t *p)
 {
@@ -413,6 +427,12 @@ static int convert(struct converter *c)
 			return rc;
 		c->buf_offset += msg[1];
 		c->res->raw_bytes += msg[1];
+		uint64_t now = now_ns();
+		if (now - c->flushed_ns >= FLUSH_INTERVAL_NS) {
+			c->flushed_ns = now;
+			if ((rc = flush_pending(c)) < 0 || (rc = cgt_writer_flush(c->w, c->e)) < 0)
+				return rc;
+		}
 		/* Hand the buffer back; the tool may be gone already. */
 		if (write(c->t->freed[1], &msg[0], sizeof(msg[0])) < 0 && errno != EPIPE)
 			return cgt_fail(c->e, cgt_err_io, "writing to the Valgrind tool: %s",
@@ -432,6 +452,7 @@ int vg_stream_convert(const struct vg_transport *t, struct cgt_writer *w,
 	c.header = header;
 	c.res = res;
 	c.e = e;
+	c.flushed_ns = now_ns();
 	int rc = convert(&c);
 	if (rc == 0)
 		rc = flush_pending(&c);

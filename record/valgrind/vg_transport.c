@@ -9,7 +9,7 @@
 
 #include "vg_protocol.h"
 
-#define SHM_BYTES ((size_t)CGT_RAW_BUFFERS * CGT_RAW_BUFFER_SIZE)
+#define SHM_BYTES ((size_t)VG_TRANSPORT_BYTES)
 
 int vg_transport_open(struct vg_transport *t)
 {

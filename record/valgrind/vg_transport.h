@@ -8,6 +8,11 @@
 
 #include <stdint.h>
 
+#include "vg_protocol.h"
+
+/* The size of the shared buffers (a memfd: the file size limit applies). */
+#define VG_TRANSPORT_BYTES ((uint64_t)CGT_RAW_BUFFERS * CGT_RAW_BUFFER_SIZE)
+
 struct vg_transport {
 	int shm_fd;		/* the shared buffers, for the tool */
 	int ready[2];		/* tool -> cgtrace: {u32 buffer, u32 bytes} */

@@ -6,7 +6,7 @@
 
 static struct cgt_record record_of(const struct cgt_buf *b, unsigned type)
 {
-	struct cgt_record rec = { type, b->data, b->len, 0, 0, "test" };
+	struct cgt_record rec = { type, b->data, b->len, 0, 0, "test", 0 };
 	return rec;
 }
 
@@ -143,6 +143,7 @@ static void events_round_trip(void)
 	CHECK_EQ(x.n_ops, 9);
 	CHECK_EQ(x.exit, 0);
 	CHECK_EQ(out[0], 0x7000);
+	CHECK_EQ(out[1], 0x8000);
 	CHECK_EQ(cgt_exec_branch_taken(&x, 2), 1);	/* COND_INV, not left: taken */
 	CHECK_EQ(out[2], 0x9000);
 	CHECK_EQ(out[3], 0x2000);
@@ -153,10 +154,13 @@ static void events_round_trip(void)
 	CHECK_EQ(out[0], 0x7008);
 	CHECK_EQ(out[1], 0x8004);
 	CHECK(out[2] == CGT_NO_ACCESS);
-	CHECK_EQ(x.exit, 2);	/* the EXIT op was where it left */
+	/* the EXIT op was where it left: the last op executed */
+	CHECK(x.n_ops > 0 && x.block->ops[x.n_ops - 1].kind == CGT_OP_EXIT);
 	cgt_counts_add_exec(&n, &x);
 	CHECK(next_exec(&c, &x, out, &e) == 1);
 	CHECK_EQ(x.n_ops, 3);
+	CHECK_EQ(x.exit, 1);
+	CHECK(x.n_ops > 0 && x.block->ops[x.n_ops - 1].kind == CGT_OP_COND_INV);
 	CHECK_EQ(out[0], 0x6000);
 	CHECK_EQ(cgt_exec_branch_taken(&x, 2), 0);	/* COND_INV left: not taken */
 	cgt_counts_add_exec(&n, &x);
@@ -297,7 +301,7 @@ static void bad_events_are_refused(void)
 	CHECK(cgt_events_state_sync(&state, &t) == 0);
 	/* tid 0, then block 5 (undefined) */
 	uint8_t undefined[] = { 0, 5 << 2 };
-	struct cgt_record rec = { CGT_REC_EVENTS, undefined, sizeof(undefined), 100, 0, "t.zst" };
+	struct cgt_record rec = { CGT_REC_EVENTS, undefined, sizeof(undefined), 100, 0, "t.zst", 0 };
 	CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) == 0);
 	CHECK(next_exec(&c, &x, out, &e) < 0);
 	CHECK(strstr(e.msg, "t.zst: stream offset 101") != NULL);
@@ -307,19 +311,124 @@ static void bad_events_are_refused(void)
 	rec.len = sizeof(bad_exit);
 	CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) == 0);
 	CHECK(next_exec(&c, &x, out, &e) < 0);
+	CHECK(strstr(e.msg, "t.zst: stream offset 101 (frame at byte offset 0): EVENTS record: "
+			    "expected an exit number within the block's exits") != NULL);
 	/* values cut short */
 	uint8_t short_values[] = { 0, 0 << 2 | 0, 0x80 };
 	rec.payload = short_values;
 	rec.len = sizeof(short_values);
 	CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) == 0);
 	CHECK(next_exec(&c, &x, out, &e) < 0);
+	CHECK(strstr(e.msg, "t.zst: stream offset 102 (frame at byte offset 0): EVENTS record: "
+			    "expected an address or target") != NULL);
 	cgt_block_table_free(&t);
 	cgt_events_state_free(&state);
 }
 
+/* Appends a block of one instruction and n_exits exits to a BLOCKS
+   payload. */
+static void put_exit_block(struct cgt_buf *b, uint32_t id, uint32_t n_exits)
+{
+	uint8_t *p = cgt_buf_reserve(b, 4 * CGT_VARINT_MAX + 2 + n_exits);
+	p = cgt_put_varint(p, id);
+	p = cgt_put_varint(p, 1);
+	p = cgt_put_varint(p, 1 + n_exits);
+	p = cgt_put_varint(p, 0x1000);
+	*p++ = 4;
+	*p++ = CGT_OP_INSN;
+	memset(p, CGT_OP_EXIT, n_exits);
+	b->len = (size_t)(p + n_exits - b->data);
+}
+
+/* 512 instructions and 4096 ops a block, the most the producers write. */
+static void blocks_are_at_most_what_producers_write(void)
+{
+	static struct cgt_insn many[513];
+	static struct cgt_op many_ops[4097];
+	struct cgt_block_table t = { 0 };
+	struct cgt_buf buf = { 0 };
+	struct cgt_error e;
+	const char *why;
+
+	for (uint32_t i = 0; i < 513; i++) {
+		many[i] = (struct cgt_insn){ 0x1000 + i, 1 };
+		many_ops[i] = (struct cgt_op){ CGT_OP_INSN, 0, (uint16_t)i, 0 };
+	}
+	CHECK(cgt_block_table_add(&t, many, 512, many_ops, 512, 0, &why) == 0);
+	CHECK(cgt_block_table_add(&t, many, 513, many_ops, 513, 0, &why) < 0);
+	for (uint32_t k = 1; k < 4097; k++)
+		many_ops[k] = (struct cgt_op){ CGT_OP_EXIT, 0, 0, 0 };
+	CHECK(cgt_block_table_add(&t, many, 1, many_ops, 4096, 0, &why) == 0);
+	CHECK(cgt_block_table_add(&t, many, 1, many_ops, 4097, 0, &why) < 0);
+	CHECK_EQ(t.n, 2);
+	cgt_block_table_free(&t);
+
+	/* in a BLOCKS record: 4095 exits pass, 4096 do not */
+	put_exit_block(&buf, 0, 4095);
+	struct cgt_record rec = record_of(&buf, CGT_REC_BLOCKS);
+	CHECK(cgt_blocks_decode(&t, &rec, 0, &e) == 0);
+	buf.len = 0;
+	put_exit_block(&buf, 1, 4096);
+	rec = record_of(&buf, CGT_REC_BLOCKS);
+	CHECK(cgt_blocks_decode(&t, &rec, 0, &e) < 0);
+	CHECK(strstr(e.msg, "test: stream offset 2 (frame at byte offset 0): BLOCKS record: "
+			    "expected an op count (at most 4096)") != NULL);
+	CHECK_EQ(t.n, 1);
+	cgt_buf_free(&buf);
+	cgt_block_table_free(&t);
+}
+
+/* A count the rest of the record cannot hold is refused before anything
+   is allocated for it. */
+static void counts_beyond_the_record_are_refused(void)
+{
+	struct cgt_block_table t = { 0 };
+	struct cgt_error e;
+	/* block 0: 1 instruction, 4000 ops (a0 1f), then 4 bytes */
+	uint8_t claim[] = { 0, 1, 0xa0, 0x1f, 0x80, 0x20, 4, CGT_OP_INSN };
+	struct cgt_record rec = { CGT_REC_BLOCKS, claim, sizeof(claim), 50, 7, "t.zst", 100 };
+
+	CHECK(cgt_blocks_decode(&t, &rec, 0, &e) < 0);
+	CHECK(strstr(e.msg, "t.zst: stream offset 54 (frame at byte offset 7): BLOCKS record: "
+			    "expected as many instructions and ops as the rest of the record can "
+			    "hold") != NULL);
+	CHECK_EQ(t.n, 0);
+	cgt_block_table_free(&t);
+}
+
+/* The block table takes at most CGT_MEMORY_BASE + CGT_MEMORY_PER_BYTE per
+   byte of the file up to the frame being read. */
+static void block_memory_is_what_the_file_justifies(void)
+{
+	struct cgt_block_table t = { 0 };
+	struct cgt_buf buf = { 0 };
+	struct cgt_error e;
+
+	/* 200 blocks of 4095 exits: 0.8 MiB of record, 42 MiB of table */
+	for (uint32_t i = 0; i < 200; i++)
+		put_exit_block(&buf, i, 4095);
+	struct cgt_record rec = record_of(&buf, CGT_REC_BLOCKS);
+	rec.frame_offset = 1000;
+	rec.frame_size = 200;	/* a file of 1200 bytes so far */
+	CHECK(cgt_blocks_decode(&t, &rec, 0, &e) < 0);
+	CHECK(strstr(e.msg, "BLOCKS record: expected block definitions that fit the memory a "
+			    "trace of this size can need (17084416 bytes: 16 MiB + 256 per byte "
+			    "of the file up to this frame's end)") != NULL);
+	CHECK(t.n > 0 && t.n < 200);
+	CHECK(t.bytes <= CGT_MEMORY_BASE + 256 * 1200);
+	cgt_block_table_free(&t);
+
+	/* the same from a file of 1 MiB: 272 MiB allowed */
+	rec.frame_size = (1 << 20) - 1000;
+	CHECK(cgt_blocks_decode(&t, &rec, 0, &e) == 0);
+	CHECK_EQ(t.n, 200);
+	cgt_buf_free(&buf);
+	cgt_block_table_free(&t);
+}
+
 int main(void)
 {
-	PLAN(7);
+	PLAN(10);
 	RUN(table_derives_exits_values_and_counts);
 	RUN(malformed_blocks_are_refused);
 	RUN(blocks_round_trip);
@@ -327,5 +436,8 @@ int main(void)
 	RUN(segments_restart_deltas_and_carry_history);
 	RUN(unguarded_values_by_every_path);
 	RUN(bad_events_are_refused);
+	RUN(blocks_are_at_most_what_producers_write);
+	RUN(counts_beyond_the_record_are_refused);
+	RUN(block_memory_is_what_the_file_justifies);
 	return CHECK_DONE();
 }

@@ -34,6 +34,13 @@ static void syntax_and_checks(void)
 	CHECK(parses("65536,8,64,", CGT_CACHE_BAD_ARGUMENT, NULL));
 	CHECK(parses("65536,8", CGT_CACHE_BAD_ARGUMENT, NULL));
 	CHECK(parses("x,8,64", CGT_CACHE_BAD_ARGUMENT, NULL));
+	/* what an accepted one holds */
+	struct cgt_cache_config c = { 0, 0, 0 };
+	CHECK_EQ(cgt_cache_parse(" 65536,2,64", &c), CGT_CACHE_OK);
+	CHECK(c.size == 65536 && c.assoc == 2 && c.line == 64);
+	CHECK_EQ(cgt_cache_parse("49152,12,64", &c), CGT_CACHE_OK);
+	CHECK(c.size == 49152 && c.assoc == 12 && c.line == 64);
+	CHECK(cgt_cache_check(&c) == NULL);
 }
 
 static void suffixes_are_an_extension(void)
@@ -110,7 +117,9 @@ static void no_caches_known(void)
 	CHECK_EQ(d.D1.assoc, 2);
 	CHECK_EQ(d.LL.size, 262144);
 	CHECK_EQ(d.LL.assoc, 8);
-	CHECK(strcmp(d.warnings[d.n_warnings - 1],
+	CHECK_EQ(d.n_warnings, 1);
+	CHECK(d.n_warnings >= 1 &&
+	      strcmp(d.warnings[d.n_warnings - 1],
 		     "Warning: Cannot auto-detect cache config, using defaults.") == 0);
 }
 

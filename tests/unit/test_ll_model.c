@@ -22,7 +22,7 @@ static void same_as_cache_model(uint32_t sets, uint32_t assoc, int wide_at)
 	struct cache_model ref;
 	struct ll_model ll;
 	uint32_t x = 12345 + sets * 31 + assoc, size = sets * assoc * 64;
-	int differ = 0;
+	int differ = 0, misses = 0, straddles = 0, zeros = 0, wide_misses = 0;
 
 	CHECK(cache_model_init(&ref, size, assoc, 64) == 0);
 	CHECK(ll_model_init(&ll, size, assoc, 64) == 0);
@@ -34,9 +34,20 @@ static void same_as_cache_model(uint32_t sets, uint32_t assoc, int wide_at)
 			block += 0x7ffc000000000000ull >> 6;
 		uint64_t addr = LINE(block) + next_random(&x) % 64;
 		uint32_t bytes = 1 + next_random(&x) % 8;
-		differ += ll_ref_is_miss(&ll, addr, bytes) != cache_ref_is_miss(&ref, addr, bytes);
+		int miss = cache_ref_is_miss(&ref, addr, bytes);
+		differ += ll_ref_is_miss(&ll, addr, bytes) != miss;
+		misses += miss;
+		straddles += addr % 64 + bytes > 64;
+		zeros += block == 0;
+		wide_misses += miss && addr >= 0x7ffc000000000000ull;
 	}
 	CHECK_EQ(differ, 0);
+	/* The run reached what it is for: more misses than lines (so lines
+	   were evicted and came back), hits, straddles, block 0, and misses
+	   of wide tags once they may come. */
+	CHECK(misses > 2 * (int)(sets * (assoc + 3)) + 2 && misses < N);
+	CHECK(straddles > 100 && zeros > 100);
+	CHECK(wide_at >= N || wide_misses > 100);
 	CHECK_EQ(ll.wide, wide_at < N || assoc > LL_LANES);
 	ll_model_free(&ll);
 	cache_model_free(&ref);

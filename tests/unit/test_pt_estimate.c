@@ -27,21 +27,23 @@ static void interpolates_between_samples(void)
 	CHECK(st != NULL);
 	CHECK_EQ(pt_estimator_address(st, 0, 0, 77), 77);	/* no samples: the fallback */
 	CHECK_EQ(pt_estimator_add(&est, st, 0, 2, 0x8010), 0);
-	CHECK_EQ(pt_estimator_add(&est, st, 0, 12, 0x8060), 0);
+	/* 84 bytes over 10 executions: 8.4 a step, so that rounding shows */
+	CHECK_EQ(pt_estimator_add(&est, st, 0, 12, 0x8064), 0);
 	CHECK_EQ(est.samples_placed, 2);
 	CHECK_EQ(pt_estimator_address(st, 0, 0, 77), 0x8010);	/* before the first */
 	CHECK_EQ(pt_estimator_address(st, 0, 2, 77), 0x8010);
-	CHECK_EQ(pt_estimator_address(st, 0, 7, 77), 0x8038);	/* halfway */
-	CHECK_EQ(pt_estimator_address(st, 0, 8, 77), 0x8040);	/* rounded to 8 bytes */
-	CHECK_EQ(pt_estimator_address(st, 0, 12, 77), 0x8060);
-	CHECK_EQ(pt_estimator_address(st, 0, 20, 77), 0x8060);	/* after the last */
+	CHECK_EQ(pt_estimator_address(st, 0, 7, 77), 0x8038);	/* halfway: 0x803a rounded to 8 bytes */
+	CHECK_EQ(pt_estimator_address(st, 0, 8, 77), 0x8040);	/* 0x8010 + 50: 0x8042 rounded */
+	CHECK_EQ(pt_estimator_address(st, 0, 12, 77), 0x8064);
+	CHECK_EQ(pt_estimator_address(st, 0, 20, 77), 0x8064);	/* after the last */
 	/* A second pass starts over. */
 	pt_estimator_rewind(&est);
 	CHECK_EQ(st->executions, 0);
 	CHECK_EQ(pt_estimator_address(st, 0, 3, 77), 0x8018);
-	/* Going down is interpolated too. */
+	/* Going down is interpolated too: 0x8064 - 100 * 5 / 10, not rounded
+	   (the sample it starts from is not 8-byte aligned). */
 	CHECK_EQ(pt_estimator_add(&est, st, 0, 22, 0x8000), 0);
-	CHECK_EQ(pt_estimator_address(st, 0, 17, 77), 0x8030);
+	CHECK_EQ(pt_estimator_address(st, 0, 17, 77), 0x8032);
 	pt_estimator_free(&est);
 }
 
@@ -54,14 +56,16 @@ static void walks_are_interpolated_jumps_are_not(void)
 	struct pt_insn_state *strided = pt_estimator_state(&est, 0x1004, 1, &in);
 
 	/* Stack, then heap: no walk from one to the other. */
-	pt_estimator_add(&est, far, 0, 0, 0x7ffff000);
-	pt_estimator_add(&est, far, 0, 10, 0x555555000);
+	CHECK(far != NULL && strided != NULL && far != strided);
+	CHECK_EQ(pt_estimator_add(&est, far, 0, 0, 0x7ffff000), 0);
+	CHECK_EQ(pt_estimator_add(&est, far, 0, 10, 0x555555000), 0);
 	CHECK_EQ(pt_estimator_address(far, 0, 3, 77), 0x7ffff000);
 	CHECK_EQ(pt_estimator_address(far, 0, 8, 77), 0x555555000);
 	/* A page per execution, twice over: a stride, interpolated. */
-	pt_estimator_add(&est, strided, 0, 0, 0x100000);
-	pt_estimator_add(&est, strided, 0, 10, 0x10a000);
-	pt_estimator_add(&est, strided, 0, 20, 0x114000);
+	CHECK_EQ(pt_estimator_add(&est, strided, 0, 0, 0x100000), 0);
+	CHECK_EQ(pt_estimator_add(&est, strided, 0, 10, 0x10a000), 0);
+	CHECK_EQ(pt_estimator_add(&est, strided, 0, 20, 0x114000), 0);
+	CHECK_EQ(est.samples_placed, 5);
 	CHECK_EQ(pt_estimator_address(strided, 0, 5, 77), 0x105000);
 	CHECK_EQ(pt_estimator_address(strided, 0, 15, 77), 0x10f000);
 	pt_estimator_free(&est);
@@ -81,11 +85,14 @@ static void samples_find_their_access(void)
 	CHECK_EQ(pt_estimator_access_for(st, 5, 1), 2);
 	CHECK_EQ(pt_estimator_access_for(st, 6, 0), 0);
 	/* One state per instruction and thread. */
-	CHECK(pt_estimator_state(&est, 0x2000, 2, &in) != st);
+	struct pt_insn_state *other = pt_estimator_state(&est, 0x2000, 2, &in);
+	CHECK(other != NULL && other != st);
+	CHECK(pt_estimator_find(&est, 0x2000, 2) == other);
 	CHECK(pt_estimator_state(&est, 0x2000, 1, &in) == st);
 	static const unsigned none[] = { 0 };
 	struct x86_insn plain = insn_with(0, none, 0);
 	struct pt_insn_state *st2 = pt_estimator_state(&est, 0x3000, 1, &plain);
+	CHECK(st2 != NULL);
 	CHECK_EQ(pt_estimator_access_for(st2, 0, 0), -1);
 	pt_estimator_free(&est);
 }

@@ -7,7 +7,7 @@
 
 static struct cgt_record record_of(const struct cgt_buf *b, unsigned type)
 {
-	struct cgt_record rec = { type, b->data, b->len, 0, 0, "test" };
+	struct cgt_record rec = { type, b->data, b->len, 0, 0, "test", 0 };
 	return rec;
 }
 

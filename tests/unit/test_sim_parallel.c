@@ -59,7 +59,7 @@ static void add_block(struct cgt_block_table *t, uint64_t pc)
 /* Writes a trace of 200 EVENTS records, about 9 segments (one, spanning
    several frames, with segments 0: as version 1 traces are); bad1 and
    bad2: records whose first execution names a block that does not
-   exist. */
+   exist.  The same random content every time, bad records aside. */
 static void write_trace(const char *path, unsigned bad1, unsigned bad2, int segments)
 {
 	char *argv[] = { "synthetic" };
@@ -72,6 +72,7 @@ static void write_trace(const char *path, unsigned bad1, unsigned bad2, int segm
 	uint64_t values[64];
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
+	rng = 99;
 	CHECK(cgt_writer_open(&w, fd, path, &e) == 0);
 	CHECK(cgt_header_encode(&b, &h) == 0);
 	put(w, CGT_REC_HEADER, &b);
@@ -192,6 +193,13 @@ static void first_error_wins(int segments)
 			strcpy(first, msg);
 		CHECK(strcmp(msg, first) == 0);
 	}
+	/* The second bad record's error is another message: the comparison
+	   above could tell which one was reported. */
+	write_trace(path, 150, 999, segments);
+	msg[0] = '\0';
+	CHECK(simulate(path, &o, 1, &n, msg) == NULL);
+	CHECK(strstr(msg, "a block id below 40") != NULL);
+	CHECK(strcmp(msg, first) != 0);
 	unlink(path);
 }
 

@@ -8,19 +8,27 @@
 
 #define IP 0x401000
 
-static struct x86_insn decode(const char *bytes, size_t n)
+/* A failed decode is a failed check (else a check of "no access" could
+   pass on it); what it leaves matches nothing checked below. */
+static struct x86_insn decode(const char *bytes, size_t n, int line)
 {
 	struct x86_insn in;
-	if (x86_insn_decode((const uint8_t *)bytes, n, IP, &in) < 0)
+	if (x86_insn_decode((const uint8_t *)bytes, n, IP, &in) < 0) {
+		printf("  %s:%d: failed: x86_insn_decode\n", __FILE__, line);
+		check_failed = 1;
 		memset(&in, 0xff, sizeof(in));
+		in.mnemonic[0] = '\0';
+	}
 	return in;
 }
 
-#define DECODE(lit) decode(lit, sizeof(lit) - 1)
+#define DECODE(lit) decode(lit, sizeof(lit) - 1, __LINE__)
 
 static int accesses(const struct x86_insn *in, const char *expected)
 {
 	char got[256] = "";
+	if (in->n_accesses > X86_MAX_ACCESSES)
+		return 0;
 	for (unsigned k = 0; k < in->n_accesses; k++) {
 		static const char kinds[] = "?RWM";
 		size_t n = strlen(got);

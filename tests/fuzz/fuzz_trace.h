@@ -1,0 +1,64 @@
+/*
+ * What `cgtrace info` and `cgtrace simulate` do with a trace file, less
+ * the symbols (module paths in a fuzzed trace name any file, a pipe
+ * among them; tests/fuzz/elf.c reads ELF files): the whole decode and
+ * its summary, then a simulation on two threads, the segment workers'
+ * way, with small caches (the header's are parsed and checked, as
+ * simulate does, but a fuzzed 1 GiB LL would only measure the allocator).
+ */
+#ifndef CGTRACE_FUZZ_TRACE_H
+#define CGTRACE_FUZZ_TRACE_H
+
+#include "decode.h"
+#include "fuzz.h"
+#include "sim.h"
+
+static inline void fuzz_read_trace(const char *path)
+{
+	struct cgt_error e;
+	struct cgt_decoder *d;
+	struct cgt_sim *sim;
+	struct cgt_cache_defaults defaults;
+	struct cgt_sim_options so = { .cache_sim = 1, .branch_sim = 1,
+				      .I1 = { 32768, 8, 64 }, .D1 = { 32768, 8, 64 },
+				      .LL = { 262144, 8, 64 } };
+
+	fuzz_say("info", cgt_trace_info(fuzz_devnull(), path, &e), &e);
+
+	int rc = cgt_decoder_open(&d, path, &e);
+	fuzz_say("decoder open", rc, &e);
+	if (rc < 0)
+		return;
+	const struct cgt_trace_header *h = cgt_decoder_header(d);
+	cgt_cache_defaults(h, 0, &defaults);
+	cgt_cache_check(&defaults.I1);
+	cgt_cache_check(&defaults.D1);
+	cgt_cache_check(&defaults.LL);
+	if (cgt_sim_open(&sim, &so, h->max_access_size, &e) == 0) {
+		rc = cgt_sim_trace(sim, d, 2, NULL, &e);
+		fuzz_say("simulate", rc, &e);
+		if (rc == 0) {
+			/* What the profile reads of each block. */
+			const struct cgt_block_table *t = cgt_decoder_blocks(d);
+			uint64_t *rows = NULL;
+			for (uint32_t i = 0; i < t->n; i++) {
+				const struct cgt_block *blk = t->blocks[i];
+				uint64_t *r = realloc(rows, (size_t)blk->n_insns * CGT_N_EVENTS *
+								    sizeof(*rows));
+				if (r == NULL)
+					break;
+				rows = r;
+				cgt_sim_block_counts(sim, blk, rows);
+				for (uint32_t k = 0; k < blk->n_insns; k++)
+					cgt_decoder_find_mapping(d, blk->insns[k].addr, blk->map_epoch);
+			}
+			free(rows);
+			cgt_decoder_end(d);
+			cgt_decoder_truncation(d);
+		}
+		cgt_sim_close(sim);
+	}
+	cgt_decoder_close(d);
+}
+
+#endif
