@@ -6,7 +6,7 @@
  * usage errors, 1 for the rest).
  */
 #include <dirent.h>
-#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -154,17 +154,22 @@ static int find_option(const char *arg, const char **value)
 }
 
 /* Python's float(): blanks around, an optional sign, digits with single
-   underscores between them, a fraction, an exponent; inf and nan. */
+   underscores between them, a fraction, an exponent; inf and nan.  Of any
+   length, as Python's: the copy without underscores is as long as s. */
 static int python_float(const char *s, double *out)
 {
-	char buf[256];
+	char *buf = malloc(strlen(s) + 1);
 	size_t n = 0;
+	if (buf == NULL)
+		return -1;
 	while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
 		s++;
-	for (; *s && n + 1 < sizeof(buf); s++) {
+	for (; *s; s++) {
 		if (*s == '_') {
-			if (n == 0 || buf[n - 1] < '0' || buf[n - 1] > '9' || s[1] < '0' || s[1] > '9')
+			if (n == 0 || buf[n - 1] < '0' || buf[n - 1] > '9' || s[1] < '0' || s[1] > '9') {
+				free(buf);
 				return -1;
+			}
 			continue;
 		}
 		buf[n++] = *s;
@@ -172,38 +177,40 @@ static int python_float(const char *s, double *out)
 	while (n > 0 && (buf[n - 1] == ' ' || (buf[n - 1] >= '\t' && buf[n - 1] <= '\r')))
 		n--;
 	buf[n] = '\0';
-	if (n == 0 || strchr(buf, 'x') || strchr(buf, 'X') || strchr(buf, 'p') || strchr(buf, 'P'))
-		return -1;
-	char *end;
-	errno = 0;
-	*out = strtod(buf, &end);
-	return *end == '\0' ? 0 : -1;
+	int rc = -1;
+	if (n > 0 && !strpbrk(buf, "xXpP")) {
+		char *end;
+		*out = strtod(buf, &end);
+		rc = *end == '\0' ? 0 : -1;
+	}
+	free(buf);
+	return rc;
 }
 
-/* Python's int() in base 10. */
+/* Python's int() in base 10, of any length: beyond 64 bits, the nearest
+   64-bit value (for --context, the same output: no file has 2^63 lines). */
 static int python_int(const char *s, long *out)
 {
-	char buf[64];
-	size_t n = 0;
+	int neg = 0, digits = 0;
+	unsigned long v = 0, limit;
 	while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
 		s++;
 	if (*s == '+' || *s == '-')
-		buf[n++] = *s++;
-	int digits = 0;
-	for (; *s >= '0' && *s <= '9' && n + 1 < sizeof(buf); s++) {
-		buf[n++] = *s;
+		neg = *s++ == '-';
+	limit = neg ? (unsigned long)LONG_MAX + 1 : (unsigned long)LONG_MAX;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		unsigned d = (unsigned)(*s - '0');
+		v = v > (limit - d) / 10 ? limit : v * 10 + d;
 		digits++;
 		if (s[1] == '_' && s[2] >= '0' && s[2] <= '9')
 			s++;
 	}
 	while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
 		s++;
-	buf[n] = '\0';
 	if (digits == 0 || *s != '\0')
 		return -1;
-	errno = 0;
-	*out = strtol(buf, NULL, 10);
-	return errno ? -1 : 0;
+	*out = neg ? (v == limit ? LONG_MIN : -(long)v) : (long)v;
+	return 0;
 }
 
 /* value.split(","), in a copy. */
@@ -406,9 +413,10 @@ int cmd_report(int argc, char **argv)
 	invocation = malloc(len);
 	if (invocation == NULL)
 		goto out;
-	strcpy(invocation, PROG);
+	/* Appended at its end (strcat from the start would be quadratic). */
+	char *end = stpcpy(invocation, PROG);
 	for (int i = 1; i < argc; i++)
-		strcat(strcat(invocation, " "), argv[i]);
+		end = stpcpy(stpcpy(end, " "), argv[i]);
 
 	o.files = files;
 	o.n_files = n_files;

@@ -4,6 +4,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,11 +32,23 @@ struct cgt_cgout_reader {
 	const char **events;
 	unsigned n_events;
 	int64_t *counts, *total, *summary;
+	unsigned n_counts;	/* counts the last count line gave: the rest are 0 */
 	uint64_t magnitude;	/* the sum of every count's absolute value */
+	/* Every item stands for n_events counts, which its consumer adds up
+	   and may keep: work = n_events per item, at most WORK_PER_BYTE per
+	   byte of the file beyond WORK_FREE. */
+	uint64_t work, work_limit;
 	char *name;		/* fl= / fn= name */
 	size_t name_cap;
 	int had_summary;
 };
+
+/* Cachegrind writes every count, so each of its lines holds more bytes than
+   counts; a file of 8 counts a byte or more is mostly zeros it does not
+   write (a count line can be "1"), and would make consumers add and keep
+   counts quadratically in its size (events x lines). */
+#define WORK_PER_BYTE 8
+#define WORK_FREE ((uint64_t)1 << 22)
 
 /* Python's str.isspace() for ASCII, which \s and str.split() use. */
 static int is_space(unsigned char c)
@@ -128,8 +142,11 @@ static int parse_int(const char *s, size_t n, int64_t *out)
 }
 
 /* events.mk_cc(text.split()): counts, zero-padded; -1 if malformed or too
-   many, -2 if one is beyond 64 bits. */
-static int parse_counts(const struct cgt_cgout_reader *r, const char *s, size_t n, int64_t *out)
+   many, -2 if one is beyond 64 bits.  *given: how many the text has; out's
+   counts from there to *given's old value are zeroed (those after it
+   already are), so that a line costs its length, not the number of events. */
+static int parse_counts(const struct cgt_cgout_reader *r, const char *s, size_t n, int64_t *out,
+			unsigned *given)
 {
 	unsigned k = 0;
 	size_t i = 0;
@@ -142,15 +159,16 @@ static int parse_counts(const struct cgt_cgout_reader *r, const char *s, size_t 
 		size_t start = i;
 		while (i < n && !is_space((unsigned char)s[i]))
 			i++;
-		if (k == r->n_events)
-			return -1;
-		int rc = parse_int(s + start, i - start, &out[k]);
-		if (rc < 0)
+		int rc = k == r->n_events ? -1 : parse_int(s + start, i - start, &out[k]);
+		if (rc < 0) {
+			*given = k > *given ? k : *given;	/* out[0 .. k) written */
 			return rc;
+		}
 		k++;
 	}
-	for (; k < r->n_events; k++)
-		out[k] = 0;
+	for (unsigned z = k; z < *given; z++)
+		out[z] = 0;
+	*given = k;
 	return 0;
 }
 
@@ -173,12 +191,29 @@ int cgt_cgout_open(struct cgt_cgout_reader **out, const char *path, struct cgt_e
 		/* Python's OSError text, as cg_annotate prints it. */
 		return cgt_fail(e, cgt_err_io, "[Errno %d] %s: '%s'", err, strerror(err), path);
 	}
-	r->data = malloc((size_t)st.st_size + 1);
-	size_t got = 0;
-	while (r->data != NULL && got < (size_t)st.st_size) {
-		ssize_t n = read(fd, r->data + got, (size_t)st.st_size - got);
-		if (n <= 0)
+	/* Read to the end, whatever st_size says: a pipe's is 0, and a file
+	   can grow or shrink meanwhile.  The buffer grows with what arrives. */
+	size_t got = 0, cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
+	int read_error = 0;
+	r->data = malloc(cap);
+	while (r->data != NULL) {
+		if (got == cap) {
+			char *data = cap <= SIZE_MAX / 2 ? realloc(r->data, cap * 2) : NULL;
+			if (data == NULL) {
+				free(r->data);
+				r->data = NULL;
+				break;
+			}
+			r->data = data;
+			cap *= 2;
+		}
+		ssize_t n = read(fd, r->data + got, cap - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			read_error = n < 0 ? errno : 0;
 			break;
+		}
 		got += (size_t)n;
 	}
 	close(fd);
@@ -186,7 +221,12 @@ int cgt_cgout_open(struct cgt_cgout_reader **out, const char *path, struct cgt_e
 		cgt_cgout_close(r);
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
+	if (read_error != 0) {
+		cgt_cgout_close(r);
+		return cgt_fail(e, cgt_err_io, "[Errno %d] %s: '%s'", read_error, strerror(read_error), path);
+	}
 	r->size = got;
+	r->work_limit = WORK_FREE + (uint64_t)got * WORK_PER_BYTE;
 
 	/* cg_annotate reads NULs as characters; names and descriptions here
 	   are C strings, so refuse them rather than cut text short. */
@@ -233,8 +273,8 @@ int cgt_cgout_open(struct cgt_cgout_reader **out, const char *path, struct cgt_e
 			rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
 	if (rc == 0) {
-		/* Split the events in place. */
-		r->events = calloc(n / 2 + 2, sizeof(char *));
+		/* Split the events in place: at most one per two characters. */
+		r->events = n / 2 + 2 <= UINT_MAX ? calloc(n / 2 + 2, sizeof(char *)) : NULL;
 		for (char *p = r->events_text; r->events != NULL && *p;) {
 			while (*p && is_space((unsigned char)*p))
 				*p++ = '\0';
@@ -250,6 +290,10 @@ int cgt_cgout_open(struct cgt_cgout_reader **out, const char *path, struct cgt_e
 		r->summary = calloc(k, sizeof(int64_t));
 		if (r->events == NULL || r->counts == NULL || r->total == NULL || r->summary == NULL)
 			rc = cgt_fail(e, cgt_err_nomem, "out of memory");
+		/* The ranking needs a first sort event, and Cachegrind always
+		   writes one. */
+		else if (r->n_events == 0)
+			rc = parse_fail(r, e, "no events in the `events:` line");
 	}
 	if (rc < 0) {
 		cgt_cgout_close(r);
@@ -308,7 +352,7 @@ static int counts_fail(const struct cgt_cgout_reader *r, struct cgt_error *e, in
    forms can overflow; Python's unbounded integers need no such limit. */
 static int add_magnitudes(struct cgt_cgout_reader *r)
 {
-	for (unsigned k = 0; k < r->n_events; k++) {
+	for (unsigned k = 0; k < r->n_counts; k++) {
 		int64_t c = r->counts[k];
 		uint64_t m = c < 0 ? 0 - (uint64_t)c : (uint64_t)c;
 		if (__builtin_add_overflow(r->magnitude, m, &r->magnitude) || r->magnitude > INT64_MAX)
@@ -320,6 +364,20 @@ static int add_magnitudes(struct cgt_cgout_reader *r)
 uint64_t cgt_cgout_magnitude(const struct cgt_cgout_reader *r)
 {
 	return r->magnitude;
+}
+
+/* Counts the work of one more item (see work). */
+static int add_work(struct cgt_cgout_reader *r, struct cgt_error *e)
+{
+	r->work += r->n_events;
+	if (r->work <= r->work_limit)
+		return 0;
+	return cgt_fail(e, cgt_err_corrupt,
+			"%s:%lld: too many lines for %u events: they stand for %llu counts, more than "
+			"%d a byte of this file's %zu bytes (the missing counts are zeros, which "
+			"Cachegrind writes)",
+			r->path, r->line_num, r->n_events, (unsigned long long)r->work, WORK_PER_BYTE,
+			r->size);
 }
 
 int cgt_cgout_next(struct cgt_cgout_reader *r, struct cgt_cgout_item *item, struct cgt_error *e)
@@ -334,19 +392,23 @@ int cgt_cgout_next(struct cgt_cgout_reader *r, struct cgt_cgout_item *item, stru
 				i++;
 			int rc = parse_int(r->text, i, &item->line);
 			if (rc == 0)
-				rc = parse_counts(r, r->text + i, r->len - i, r->counts);
+				rc = parse_counts(r, r->text + i, r->len - i, r->counts, &r->n_counts);
 			if (rc < 0)
 				return counts_fail(r, e, rc);
 			if (add_magnitudes(r) < 0)
 				return parse_fail(r, e, "event counts too large: "
 						  "their absolute values sum past 2^63 - 1");
-			for (unsigned k = 0; k < r->n_events; k++)
+			if (add_work(r, e) < 0)
+				return -1;
+			for (unsigned k = 0; k < r->n_counts; k++)
 				r->total[k] += r->counts[k];
 			item->kind = CGT_CGOUT_COUNTS;
 			item->counts = r->counts;
 			return 1;
 		}
 		if (r->len >= 3 && (memcmp(r->text, "fn=", 3) == 0 || memcmp(r->text, "fl=", 3) == 0)) {
+			if (add_work(r, e) < 0)
+				return -1;
 			item->kind = r->text[1] == 'n' ? CGT_CGOUT_FN : CGT_CGOUT_FL;
 			item->name = name_of(r);
 			if (item->name == NULL)
@@ -354,9 +416,12 @@ int cgt_cgout_next(struct cgt_cgout_reader *r, struct cgt_cgout_item *item, stru
 			return 1;
 		}
 		if ((v = match_key(r, "summary:", &n)) != NULL) {
-			int rc = parse_counts(r, v, n, r->summary);
+			unsigned given = r->n_events;	/* all padded: its work is counted below */
+			int rc = parse_counts(r, v, n, r->summary, &given);
 			if (rc < 0)
 				return counts_fail(r, e, rc);
+			if (add_work(r, e) < 0)
+				return -1;
 			r->had_summary = 1;
 			if (r->n_events > 0 &&
 			    memcmp(r->summary, r->total, r->n_events * sizeof(int64_t)) != 0) {

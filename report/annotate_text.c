@@ -12,14 +12,16 @@
 
 /* ---- Formatting -------------------------------------------------------- */
 
+/* The text of one cell's count and percentages: a count of 64 bits with
+   thousands separators, or a percentage below 2^63 * 100, with room. */
+#define CELL_TEXT 48
+
 /* f"{n:,d}" */
-static void commify(count_t n, char *buf)
+static void commify(count_t n, char buf[CELL_TEXT])
 {
-	char digits[32];
 	char tmp[CGT_COUNT_TEXT];
 	uint64_t mag = n < 0 ? 0 - (uint64_t)n : (uint64_t)n;
-	snprintf(digits, sizeof(digits), "%s%s", n < 0 ? "-" : "", cgt_format_count(mag, tmp));
-	strcpy(buf, digits);
+	snprintf(buf, CELL_TEXT, "%s%s", n < 0 ? "-" : "", cgt_format_count(mag, tmp));
 }
 
 /* n * 100 / s as Python computes it: exact integers, one rounding (exact
@@ -32,20 +34,21 @@ static double percent(count_t n, count_t s)
 	return (double)((long double)n * 100 / (long double)s);
 }
 
+/* Widths are those of texts from the input (event names), so size_t, and
+   cells are printed straight to the output, never through a buffer. */
 struct width {
-	int count, perc1, perc2;
+	size_t count, perc1, perc2;
 };
 
 struct printer {
 	struct annotation *a;
 	const char *prefix;
 	struct width *widths;	/* per event */
-	char *missing;		/* the cells of a line without counts */
 };
 
 /* count_and_percs_strs: outer (two percentages) when cumul is given. */
 static void cell_strings(const struct annotation *a, const count_t *cc, const count_t *cumul,
-			 unsigned i, char *count, char *perc1, char *perc2)
+			 unsigned i, char count[CELL_TEXT], char perc1[CELL_TEXT], char perc2[CELL_TEXT])
 {
 	commify(cc[i], count);
 	perc1[0] = perc2[0] = '\0';
@@ -56,15 +59,15 @@ static void cell_strings(const struct annotation *a, const count_t *cc, const co
 		if (cc[i] == 0)
 			;
 		else if (s == 0)
-			strcpy(perc1, " (n/a)");
+			snprintf(perc1, CELL_TEXT, " (n/a)");
 		else
-			sprintf(perc1, " (%.1f%%)", percent(cc[i], s));
+			snprintf(perc1, CELL_TEXT, " (%.1f%%)", percent(cc[i], s));
 	} else if (s == 0) {
-		strcpy(perc1, " (n/a,");
-		strcpy(perc2, " n/a)");
+		snprintf(perc1, CELL_TEXT, " (n/a,");
+		snprintf(perc2, CELL_TEXT, " n/a)");
 	} else {
-		sprintf(perc1, " (%.1f%%,", percent(cc[i], s));
-		sprintf(perc2, " %.1f%%)", percent(cumul[i], s));
+		snprintf(perc1, CELL_TEXT, " (%.1f%%,", percent(cc[i], s));
+		snprintf(perc2, CELL_TEXT, " %.1f%%)", percent(cumul[i], s));
 	}
 }
 
@@ -78,25 +81,49 @@ static void update_extremes(const count_t *cc, count_t *min, count_t *max, unsig
 	}
 }
 
-static int max_int(int a, int b)
+static size_t max_size(size_t a, size_t b)
 {
 	return a > b ? a : b;
 }
 
-/* cells: pre_w spaces + count + perc1 + perc2 right-justified, a space */
-static int cell(const struct printer *p, unsigned i, const char *count, const char *perc1,
-		const char *perc2, char *buf)
+static void put_chars(FILE *out, int c, size_t n)
+{
+	char run[64];
+	memset(run, c, sizeof(run));
+	for (size_t k; n > 0; n -= k) {
+		k = n < sizeof(run) ? n : sizeof(run);
+		fwrite(run, 1, k, out);
+	}
+}
+
+/* text right-justified in width */
+static void put_right(FILE *out, const char *text, size_t width)
+{
+	size_t n = strlen(text);
+	put_chars(out, ' ', width > n ? width - n : 0);
+	fputs(text, out);
+}
+
+/* A cell: spaces up to the event name's width, then count + perc1 + perc2
+   right-justified in theirs, a space. */
+static void put_cell(const struct printer *p, unsigned i, const char *count, const char *perc1,
+		     const char *perc2)
 {
 	const struct width *w = &p->widths[i];
-	int pre = max_int(0, (int)strlen(p->a->events[i]) - w->count - w->perc1 - w->perc2);
-	return sprintf(buf, "%*s%*s%*s%*s ", pre, "", w->count, count, w->perc1, perc1, w->perc2, perc2);
+	FILE *out = p->a->out;
+	size_t name = strlen(p->a->events[i]), used = w->count + w->perc1 + w->perc2;
+	put_chars(out, ' ', name > used ? name - used : 0);
+	put_right(out, count, w->count);
+	put_right(out, perc1, w->perc1);
+	put_right(out, perc2, w->perc2);
+	fputc(' ', out);
 }
 
 static int init_widths(struct printer *p, const count_t *min1, const count_t *max1,
 		       const count_t *min2, const count_t *max2)
 {
 	struct annotation *a = p->a;
-	char c[2][48], q1[2][48], q2[2][48];
+	char c[2][CELL_TEXT], q1[2][CELL_TEXT], q2[2][CELL_TEXT];
 
 	p->widths = annotation_alloc(a, (a->n_events + 1) * sizeof(struct width));
 	if (p->widths == NULL)
@@ -104,22 +131,10 @@ static int init_widths(struct printer *p, const count_t *min1, const count_t *ma
 	for (unsigned i = 0; i < a->n_events; i++) {
 		cell_strings(a, min1, min2, i, c[0], q1[0], q2[0]);
 		cell_strings(a, max1, max2, i, c[1], q1[1], q2[1]);
-		p->widths[i].count = max_int((int)strlen(c[0]), (int)strlen(c[1]));
-		p->widths[i].perc1 = max_int((int)strlen(q1[0]), (int)strlen(q1[1]));
-		p->widths[i].perc2 = max_int((int)strlen(q2[0]), (int)strlen(q2[1]));
+		p->widths[i].count = max_size(strlen(c[0]), strlen(c[1]));
+		p->widths[i].perc1 = max_size(strlen(q1[0]), strlen(q1[1]));
+		p->widths[i].perc2 = max_size(strlen(q2[0]), strlen(q2[1]));
 	}
-	size_t size = 1;
-	for (unsigned s = 0; s < a->n_show; s++) {
-		const struct width *w = &p->widths[a->show[s]];
-		size += (size_t)(strlen(a->events[a->show[s]]) + (size_t)w->count + (size_t)w->perc1 +
-				 (size_t)w->perc2 + 2);
-	}
-	p->missing = annotation_alloc(a, size);
-	if (p->missing == NULL)
-		return annotation_oom(a);
-	char *m = p->missing;
-	for (unsigned s = 0; s < a->n_show; s++)
-		m += cell(p, a->show[s], ".", "", "", m);
 	return 0;
 }
 
@@ -143,11 +158,9 @@ static void print_events(const struct printer *p, const char *suffix)
 	for (unsigned s = 0; s < a->n_show; s++) {
 		unsigned i = a->show[s];
 		const struct width *w = &p->widths[i];
-		int event_w = (int)strlen(a->events[i]);
-		int total = max_int(event_w, w->count + w->perc1 + w->perc2);
+		size_t name = strlen(a->events[i]), used = w->count + w->perc1 + w->perc2;
 		fputs(a->events[i], a->out);
-		for (int k = event_w; k < total; k++)
-			fputc('_', a->out);
+		put_chars(a->out, '_', used > name ? used - name : 0);
 		fputc(' ', a->out);
 	}
 	fprintf(a->out, "%s\n", suffix);
@@ -167,30 +180,35 @@ static void print_cc(const struct printer *p, const count_t *cc, const count_t *
 		     const char *suffix)
 {
 	const struct annotation *a = p->a;
-	char count[48], perc1[48], perc2[48], buf[256];
+	char count[CELL_TEXT], perc1[CELL_TEXT], perc2[CELL_TEXT];
 	for (unsigned s = 0; s < a->n_show; s++) {
 		unsigned i = a->show[s];
 		cell_strings(a, cc, cumul, i, count, perc1, perc2);
-		cell(p, i, count, perc1, perc2, buf);
 		const char *colour = shade(a, cc[i], i);
 		if (colour != NULL)
-			fprintf(a->out, "%s%s\033[0m", colour, buf);
-		else
-			fputs(buf, a->out);
+			fputs(colour, a->out);
+		put_cell(p, i, count, perc1, perc2);
+		if (colour != NULL)
+			fputs("\033[0m", a->out);
 	}
 	fprintf(a->out, " %s\n", suffix);
 }
 
+/* The cells of a line without counts: "." in each. */
 static void print_missing_cc(const struct printer *p, const char *suffix)
 {
-	fprintf(p->a->out, "%s %s\n", p->missing, suffix);
+	for (unsigned s = 0; s < p->a->n_show; s++)
+		put_cell(p, p->a->show[s], ".", "", "");
+	fprintf(p->a->out, " %s\n", suffix);
 }
 
-static void print_fancy(FILE *out, const char *text)
+/* A title between two lines of dashes: prefix and name, both as long as
+   they are. */
+static void print_fancy(FILE *out, const char *prefix, const char *name)
 {
 	static const char dashes[] =
 		"--------------------------------------------------------------------------------";
-	fprintf(out, "%s\n-- %s\n%s\n", dashes, text, dashes);
+	fprintf(out, "%s\n-- %s%s\n%s\n", dashes, prefix, name, dashes);
 }
 
 /* Python's str() of a float: the shortest text that reads back the same,
@@ -241,7 +259,7 @@ static void print_metadata(struct annotation *a)
 	FILE *out = a->out;
 	int same = 1;
 
-	print_fancy(out, "Metadata");
+	print_fancy(out, "Metadata", "");
 	fprintf(out, "Invocation:       %s\n", o->invocation);
 	for (unsigned f = 1; f < a->n_files; f++)
 		same &= a->descs[f] == a->descs[0];
@@ -279,7 +297,7 @@ static int print_summary(struct annotation *a)
 	struct printer p;
 	if (init_plain(&p, a, &a->summary, 1) < 0)
 		return -1;
-	print_fancy(a->out, "Summary");
+	print_fancy(a->out, "Summary", "");
 	print_events(&p, "");
 	fputc('\n', a->out);
 	print_cc(&p, a->summary, NULL, "PROGRAM TOTALS");
@@ -302,7 +320,7 @@ static int print_mname_summary(struct annotation *a, const char *kind, const cha
 
 	/* Widths: counts and first percentages over outer and shown inner CCs,
 	   second percentages over the running totals. */
-	struct printer p = { a, "  ", NULL, NULL };
+	struct printer p = { a, "  ", NULL };
 	count_t *min = annotation_cc(a), *max = annotation_cc(a), *min_cumul = annotation_cc(a),
 		*max_cumul = annotation_cc(a), *cumul = annotation_cc(a);
 	if (min == NULL || max == NULL || min_cumul == NULL || max_cumul == NULL || cumul == NULL)
@@ -317,12 +335,12 @@ static int print_mname_summary(struct annotation *a, const char *kind, const cha
 	if (init_widths(&p, min, max, min_cumul, max_cumul) < 0)
 		return -1;
 
-	char title[64], suffix[64];
-	snprintf(title, sizeof(title), "%s summary", kind);
+	/* kind is ours: "File:function" or "Function:file" */
+	char suffix[32];
 	snprintf(suffix, sizeof(suffix), " %s", kind);
 	for (char *c = suffix; *c; c++)
 		*c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
-	print_fancy(a->out, title);
+	print_fancy(a->out, kind, " summary");
 	print_events(&p, suffix);
 	fputc('\n', a->out);
 
@@ -368,6 +386,22 @@ static const char *const annotated_labels[N_ANNOTATED] = {
 	"unannotated: files known & below threshold",
 	"unannotated: files unknown",
 };
+
+/* Line numbers and --context are any 64-bit values; Python's integers do
+   not overflow, and beyond 2^63 - 1 no source file has lines to print, so
+   saturating is exact. */
+static int64_t saturating_add(int64_t x, int64_t y)
+{
+	int64_t sum;
+	if (__builtin_add_overflow(x, y, &sum))
+		return y > 0 ? INT64_MAX : INT64_MIN;
+	return sum;
+}
+
+static int64_t saturating_neg(int64_t x)
+{
+	return x == INT64_MIN ? INT64_MAX : -x;
+}
 
 static int compare_lines(const void *x, const void *y)
 {
@@ -424,12 +458,20 @@ static const char *source_line(struct source *s)
 	return s->line;
 }
 
-static void print_warning(FILE *out, const char *msg)
+/* A warning's frame: its text, however long (it names files), is printed
+   between the two. */
+static const char warning_ats[] =
+	"@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@";
+
+static void warning_begin(FILE *out)
 {
-	static const char ats[] =
-		"@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@";
 	fprintf(out, "%s\n@@ WARNING @@ WARNING @@ WARNING @@ WARNING @@ WARNING @@ WARNING @@ WARNING @@\n"
-		     "%s\n%s%s\n", ats, ats, msg, ats);
+		     "%s\n", warning_ats, warning_ats);
+}
+
+static void warning_end(FILE *out)
+{
+	fprintf(out, "%s\n", warning_ats);
 }
 
 static int print_annotated_file(struct annotation *a, struct cgt_map *lines, FILE *src,
@@ -468,13 +510,14 @@ static int print_annotated_file(struct annotation *a, struct cgt_map *lines, FIL
 	if (ranges == NULL)
 		return annotation_oom(a);
 	for (size_t i = 0; i < n; i++) {
-		int64_t lo = line_nums[i] - context;
+		int64_t lo = saturating_add(line_nums[i], saturating_neg(context));
 		if (lo < 1)
 			lo = 1;
-		while (i + 1 < n && line_nums[i] + 2 * context >= line_nums[i + 1])
+		while (i + 1 < n &&
+		       saturating_add(saturating_add(line_nums[i], context), context) >= line_nums[i + 1])
 			i++;
 		ranges[n_ranges][0] = lo;
-		ranges[n_ranges++][1] = line_nums[i] + context;
+		ranges[n_ranges++][1] = saturating_add(line_nums[i], context);
 	}
 
 	struct source s = { src, NULL, 0 };
@@ -524,10 +567,10 @@ static int print_annotated_file(struct annotation *a, struct cgt_map *lines, FIL
 				cc_add(sums[KNOWN], cc, a->n_events);
 			}
 			fputc('\n', a->out);
-			char msg[4200];
-			snprintf(msg, sizeof(msg),
-				 "@@ Information recorded about lines past the end of '%s'.\n", src_name);
-			print_warning(a->out, msg);
+			warning_begin(a->out);
+			fprintf(a->out, "@@ Information recorded about lines past the end of '%s'.\n",
+				src_name);
+			warning_end(a->out);
 		}
 		fputc('\n', a->out);
 	}
@@ -537,9 +580,7 @@ static int print_annotated_file(struct annotation *a, struct cgt_map *lines, FIL
 static void print_unannotated(struct annotation *a, const char *mfl, const char *why,
 			      const char **ofls, unsigned n)
 {
-	char title[4200];
-	snprintf(title, sizeof(title), "Annotated source file: %s", mfl);
-	print_fancy(a->out, title);
+	print_fancy(a->out, "Annotated source file: ", mfl);
 	fprintf(a->out, "Unannotated because %s:", why);
 	for (unsigned k = 0; k < n; k++)
 		fprintf(a->out, "\n- %s", ofls[k]);
@@ -571,30 +612,20 @@ static int annotate_files(struct annotation *a, const struct named_cc *ranked, s
 					  ofls->names, ofls->n);
 			break;
 		case SOURCE_READABLE: {
-			char title[4200];
-			snprintf(title, sizeof(title), "Annotated source file: %s", mfl);
-			print_fancy(a->out, title);
+			print_fancy(a->out, "Annotated source file: ", mfl);
 			for (unsigned f = 0; f < a->n_files && rc == 0; f++) {
 				struct stat st;
 				if (stat(a->o->files[f], &st) < 0 ||
 				    min_mtime <= (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec)
 					continue;
-				size_t len = 200 + strlen(a->o->files[f]);
+				warning_begin(a->out);
+				fprintf(a->out, "@ Original source files are all newer than data file '%s':\n",
+					a->o->files[f]);
 				for (unsigned i = 0; i < ofls->n; i++)
-					len += strlen(ofls->names[i]) + 8;
-				char *msg = malloc(len), *m = msg;
-				if (msg == NULL) {
-					rc = annotation_oom(a);
-					break;
-				}
-				m += sprintf(m, "@ Original source files are all newer than data file '%s':\n",
-					     a->o->files[f]);
-				for (unsigned i = 0; i < ofls->n; i++)
-					m += sprintf(m, "@ - %s\n", ofls->names[i]);
-				sprintf(m, "@ Annotations may not be correct.\n");
-				print_warning(a->out, msg);
+					fprintf(a->out, "@ - %s\n", ofls->names[i]);
+				fputs("@ Annotations may not be correct.\n", a->out);
+				warning_end(a->out);
 				fputc('\n', a->out);
-				free(msg);
 			}
 			if (rc == 0)
 				rc = print_annotated_file(a, lines, src, ofls->names[0], sums);
@@ -611,7 +642,7 @@ static int print_annotation_summary(struct annotation *a, count_t **sums)
 	struct printer p;
 	if (init_plain(&p, a, sums, N_ANNOTATED) < 0)
 		return -1;
-	print_fancy(a->out, "Annotation summary");
+	print_fancy(a->out, "Annotation summary", "");
 	print_events(&p, "");
 	fputc('\n', a->out);
 	count_t *total = annotation_cc(a);

@@ -97,55 +97,66 @@ int annotation_die(struct annotation *a, const char *fmt, ...)
 	return -1;
 }
 
-/* Events.init: the events, --show and --sort checked against them. */
+/* Events.init: the events, --show and --sort checked against them.  In
+   time linear in the events and options (a file can have many events). */
 static int init_events(struct annotation *a, const char *const *events, unsigned n, int first)
 {
 	const struct cgt_annotate_options *o = a->o;
 	const char *const *lists[2] = { (const char *const *)o->show, (const char *const *)o->sort };
 	unsigned counts[2] = { o->n_show, o->n_sort };
 	const char *names[2] = { "--show", "--sort" };
+	/* A dict of events to indices: with repeated events, the last wins.
+	   Keys are interned names; values the index + 1. */
+	struct cgt_map index = { 0 };
+	const char **interned = malloc((n + 1) * sizeof(char *));
+	int rc = 0;
 
-	for (int l = 0; l < 2; l++)
-		for (unsigned i = 0; lists[l] != NULL && i < counts[l]; i++) {
-			unsigned k;
-			for (k = 0; k < n && strcmp(events[k], lists[l][i]) != 0; k++)
-				;
-			if (k == n)
-				return annotation_die(a, "%s event `%s` did not appear in `events:` line", names[l],
-					   lists[l][i]);
+	if (interned == NULL)
+		return annotation_oom(a);
+	for (unsigned k = 0; k < n && rc == 0; k++)
+		if ((interned[k] = string_set_intern(&a->names, events[k])) == NULL ||
+		    cgt_map_put(&index, key_of(interned[k]), (void *)(uintptr_t)(k + 1)) < 0)
+			rc = annotation_oom(a);
+	for (int l = 0; l < 2 && rc == 0; l++)
+		for (unsigned i = 0; lists[l] != NULL && i < counts[l] && rc == 0; i++) {
+			const char *ev = string_set_intern(&a->names, lists[l][i]);
+			if (ev == NULL)
+				rc = annotation_oom(a);
+			else if (cgt_map_get(&index, key_of(ev)) == NULL)
+				rc = annotation_die(a, "%s event `%s` did not appear in `events:` line", names[l],
+						    lists[l][i]);
 		}
-	if (!first) {
+	if (rc == 0 && !first) {
 		int same = n == a->n_events;
 		for (unsigned k = 0; same && k < n; k++)
-			same = strcmp(events[k], a->events[k]) == 0;
-		return same ? 0 : annotation_die(a, "events in data files don't match");
-	}
-	a->n_events = n;
-	a->events = annotation_alloc(a, (n + 1) * sizeof(char *));
-	a->show = annotation_alloc(a, (n + (o->show ? o->n_show : 0) + 1) * sizeof(unsigned));
-	a->sort = annotation_alloc(a, (n + (o->sort ? o->n_sort : 0) + 1) * sizeof(unsigned));
-	a->summary = annotation_cc(a);
-	if (a->events == NULL || a->show == NULL || a->sort == NULL || a->summary == NULL)
-		return annotation_oom(a);
-	for (unsigned k = 0; k < n; k++)
-		if ((a->events[k] = string_set_intern(&a->names, events[k])) == NULL)
-			return annotation_oom(a);
-	/* A dict of events to indices: with repeated events, the last wins. */
-	for (int l = 0; l < 2; l++) {
-		unsigned *idx = l == 0 ? a->show : a->sort;
-		unsigned *nidx = l == 0 ? &a->n_show : &a->n_sort;
-		unsigned m = lists[l] != NULL ? counts[l] : n;
-		for (unsigned i = 0; i < m; i++) {
-			const char *ev = lists[l] != NULL ? lists[l][i] : events[i];
-			unsigned found = 0;
-			for (unsigned k = 0; k < n; k++)
-				if (strcmp(events[k], ev) == 0)
-					found = k;
-			idx[i] = found;
+			same = interned[k] == a->events[k];
+		if (!same)
+			rc = annotation_die(a, "events in data files don't match");
+	} else if (rc == 0) {
+		a->n_events = n;
+		a->events = annotation_alloc(a, (n + 1) * sizeof(char *));
+		a->show = annotation_alloc(a, (n + (o->show ? o->n_show : 0) + 1) * sizeof(unsigned));
+		a->sort = annotation_alloc(a, (n + (o->sort ? o->n_sort : 0) + 1) * sizeof(unsigned));
+		a->summary = annotation_cc(a);
+		if (a->events == NULL || a->show == NULL || a->sort == NULL || a->summary == NULL)
+			rc = annotation_oom(a);
+		for (unsigned k = 0; k < n && rc == 0; k++)
+			a->events[k] = interned[k];
+		for (int l = 0; l < 2 && rc == 0; l++) {
+			unsigned *idx = l == 0 ? a->show : a->sort;
+			unsigned *nidx = l == 0 ? &a->n_show : &a->n_sort;
+			unsigned m = lists[l] != NULL ? counts[l] : n;
+			for (unsigned i = 0; i < m; i++) {
+				const char *ev = lists[l] != NULL ? string_set_intern(&a->names, lists[l][i])
+								  : interned[i];
+				idx[i] = (unsigned)(uintptr_t)cgt_map_get(&index, key_of(ev)) - 1;
+			}
+			*nidx = m;
 		}
-		*nidx = m;
 	}
-	return 0;
+	cgt_map_free(&index);
+	free(interned);
+	return rc;
 }
 
 static void combine(count_t *to, const count_t *from, unsigned n, int negate)
@@ -182,6 +193,9 @@ static int read_file(struct annotation *a, unsigned file_index)
 	struct cgt_cgout_reader *r;
 	struct cgt_cgout_item item;
 	int first = file_index == 0, negate = o->diff && first, rc;
+	/* The places of counts before any fl= line (below): freed at out. */
+	struct cgt_map unfiled_lines = { 0 };
+	struct dcc *unfiled_dcc = NULL;
 
 	if (cgt_cgout_open(&r, o->files[file_index], &a->error) < 0)
 		return -1;
@@ -194,12 +208,12 @@ static int read_file(struct annotation *a, unsigned file_index)
 	/* Before any fl= or fn= line, counts go to places outside the maps,
 	   as in cg_annotate. */
 	const char *mfl = string_set_intern(&a->names, "");
-	struct dcc *mfl_dcc = new_dcc(a), *mfn_dcc = new_dcc(a);
+	struct dcc *mfl_dcc = unfiled_dcc = new_dcc(a), *mfn_dcc = new_dcc(a);
 	count_t *mfl_inner = annotation_cc(a), *mfn_inner = annotation_cc(a);
-	struct cgt_map *lines = make_map(a);
+	struct cgt_map *lines = &unfiled_lines;
 	const char *unspecified = string_set_intern(&a->names, "<unspecified>");
 	if (mfl == NULL || mfl_dcc == NULL || mfn_dcc == NULL || mfl_inner == NULL ||
-	    mfn_inner == NULL || lines == NULL || unspecified == NULL) {
+	    mfn_inner == NULL || unspecified == NULL) {
 		rc = annotation_oom(a);
 		goto out;
 	}
@@ -235,10 +249,14 @@ static int read_file(struct annotation *a, unsigned file_index)
 					rc = annotation_oom(a);
 					goto out;
 				}
-				unsigned k;
-				for (k = 0; k < ofls->n && ofls->names[k] != ofl; k++)
-					;
-				if (k == ofls->n) {
+				/* An ofl always gives the same mfl: seen once, it is in
+				   the list (a look-up, not a scan of the list, which
+				   --mod-filename can make as long as the file). */
+				if (cgt_map_get(&a->seen_ofls, key_of(ofl)) == NULL) {
+					if (cgt_map_put(&a->seen_ofls, key_of(ofl), (void *)ofl) < 0) {
+						rc = annotation_oom(a);
+						goto out;
+					}
 					if (ofls->n == ofls->cap) {
 						unsigned cap = ofls->cap ? 2 * ofls->cap : 4;
 						const char **names = realloc(ofls->names, cap * sizeof(*names));
@@ -271,6 +289,10 @@ static int read_file(struct annotation *a, unsigned file_index)
 		}
 	}
 out:
+	/* The CCs are the run's (annotation_alloc); the slots are the map's. */
+	cgt_map_free(&unfiled_lines);
+	if (unfiled_dcc != NULL)
+		cgt_map_free(&unfiled_dcc->inner);
 	a->magnitude += cgt_cgout_magnitude(r);
 	cgt_cgout_close(r);
 	return rc < 0 ? -1 : 0;
@@ -467,11 +489,16 @@ static void release(struct annotation *a)
 	for (size_t s = 0; s < a->mfl_ofls.cap; s++)
 		if (a->mfl_ofls.slots[s].value != NULL)
 			free(((struct name_list *)a->mfl_ofls.slots[s].value)->names);
+	for (size_t s = 0; s < a->mfl_lines.cap; s++)
+		if (a->mfl_lines.slots[s].value != NULL)
+			cgt_map_free(a->mfl_lines.slots[s].value);
 	for (size_t i = 0; i < a->n_allocs; i++)
 		free(a->allocs[i]);
 	cgt_map_free(&a->mfl_dcc);
 	cgt_map_free(&a->mfn_dcc);
 	cgt_map_free(&a->mfl_ofls);
+	cgt_map_free(&a->mfl_lines);
+	cgt_map_free(&a->seen_ofls);
 	free(a->allocs);
 	string_set_free(&a->names);
 }

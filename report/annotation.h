@@ -46,6 +46,7 @@ struct annotation {
 	struct cgt_map mfl_dcc, mfn_dcc;	/* name -> struct dcc */
 	struct cgt_map mfl_lines;		/* mfl -> struct cgt_map (line -> CC) */
 	struct cgt_map mfl_ofls;		/* mfl -> struct name_list */
+	struct cgt_map seen_ofls;		/* the ofls in those lists */
 	count_t *summary;
 	uint64_t magnitude;	/* of the files read so far: see cgt_cgout_magnitude() */
 

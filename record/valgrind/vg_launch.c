@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,22 +66,53 @@ static char **env_with(char **env, const char *extra)
 /*
  * A shell sets "_" to the command it runs: "_=./cgtrace" here, where
  * Cachegrind's program would see "_=/usr/bin/valgrind".  Give the program
- * the latter, as its length moves the stack.
+ * the latter, as its length moves the stack.  The string made for it, if
+ * any, goes to *made.
  */
-static char **env_for_program(const char *self, const char *valgrind)
+static char **env_for_program(const char *self, const char *valgrind, char **made)
 {
 	char **env = env_with(environ, NULL);
 
+	*made = NULL;
 	for (size_t i = 0; env && env[i] != NULL && valgrind != NULL; i++) {
 		if (strncmp(env[i], "_=", 2) != 0)
 			continue;
 		char *underscore = realpath(env[i] + 2, NULL);
-		if (underscore != NULL && strcmp(underscore, self) == 0 &&
-		    asprintf(&env[i], "_=%s", valgrind) < 0)
-			env[i] = NULL;
+		if (underscore != NULL && strcmp(underscore, self) == 0) {
+			if (*made == NULL && asprintf(made, "_=%s", valgrind) < 0) {
+				free(underscore);
+				free(env);
+				*made = NULL;
+				return NULL;
+			}
+			env[i] = *made;
+		}
 		free(underscore);
 	}
 	return env;
+}
+
+/* asprintf, but NULL when it fails (its pointer is undefined then). */
+static char *format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *format(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, fmt);
+	int rc = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return rc < 0 ? NULL : s;
+}
+
+/* Appends a string of ours to l->argv: 0, or -1 if it is NULL (out of
+   memory). */
+static int own_arg(struct vg_launch *l, char *arg)
+{
+	if (arg == NULL)
+		return -1;
+	l->argv[l->n_own_argv++] = arg;
+	return 0;
 }
 
 int vg_launch_prepare(struct vg_launch *l, const char *tool, const struct cgt_record_options *o,
@@ -88,7 +120,7 @@ int vg_launch_prepare(struct vg_launch *l, const char *tool, const struct cgt_re
 {
 	char *self = vg_self_exe();
 	char *valgrind = cgt_find_in_path("valgrind");
-	size_t argc = 0, n = 0;
+	size_t argc = 0;
 	int rc = -1;
 
 	memset(l, 0, sizeof(*l));
@@ -102,18 +134,21 @@ int vg_launch_prepare(struct vg_launch *l, const char *tool, const struct cgt_re
 
 	if (valgrind != NULL && is_exec_bin_wrapper(valgrind)) {
 		char *tmp = getenv("TMPDIR");
-		char *link_vg, *link_bin;
-		if (asprintf(&l->tmpdir, "%s/cgtrace-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0 ||
-		    mkdtemp(l->tmpdir) == NULL) {
+		l->tmpdir = format("%s/cgtrace-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (l->tmpdir == NULL || mkdtemp(l->tmpdir) == NULL) {
 			fprintf(stderr, "cgtrace: cannot create a temporary directory: %s\n",
 				strerror(errno));
 			free(l->tmpdir);
 			l->tmpdir = NULL;
 			goto out;
 		}
-		if (asprintf(&link_vg, "%s/valgrind", l->tmpdir) < 0 ||
-		    asprintf(&link_bin, "%s/valgrind.bin", l->tmpdir) < 0)
+		char *link_vg = format("%s/valgrind", l->tmpdir);
+		char *link_bin = format("%s/valgrind.bin", l->tmpdir);
+		if (link_vg == NULL || link_bin == NULL) {
+			free(link_vg);
+			free(link_bin);
 			goto out;
+		}
 		if (symlink(valgrind, link_vg) < 0 || symlink(self, link_bin) < 0) {
 			fprintf(stderr, "cgtrace: %s: %s\n", l->tmpdir, strerror(errno));
 			free(link_vg);
@@ -121,32 +156,34 @@ int vg_launch_prepare(struct vg_launch *l, const char *tool, const struct cgt_re
 			goto out;
 		}
 		free(link_bin);
-		l->argv[n++] = link_vg;
-		l->envp = env_for_program(self, valgrind);
+		own_arg(l, link_vg);
+		l->envp = env_for_program(self, valgrind, &l->own_env[0]);
 	} else {
-		char *launcher;
-		l->argv[n++] = strdup(tool);
-		if (asprintf(&launcher, "VALGRIND_LAUNCHER=%s", self) < 0)
+		if (own_arg(l, strdup(tool)) < 0 ||
+		    (l->own_env[1] = format("VALGRIND_LAUNCHER=%s", self)) == NULL)
 			goto out;
-		char **env = env_for_program(self, valgrind);
-		l->envp = env ? env_with(env, launcher) : NULL;
+		char **env = env_for_program(self, valgrind, &l->own_env[0]);
+		l->envp = env ? env_with(env, l->own_env[1]) : NULL;
 		free(env);
 	}
-	l->argv[n++] = strdup("--tool=cgtrace");
-	if (!o->verbose)
-		l->argv[n++] = strdup("-q");
-	l->argv[n++] = strdup(o->trace_children ? "--trace-children=yes" : "--trace-children=no");
-	if (vg_transport_tool_options(t, l->argv + n) < 0)
+	if (l->envp == NULL || own_arg(l, strdup("--tool=cgtrace")) < 0 ||
+	    (!o->verbose && own_arg(l, strdup("-q")) < 0) ||
+	    own_arg(l, strdup(o->trace_children ? "--trace-children=yes" : "--trace-children=no")) < 0)
 		goto out;
-	n += 3;
-	if (asprintf(&l->argv[n++], OPT_PIPE "%llu", vg_transport_id(t)) < 0 ||
-	    asprintf(&l->argv[n++], OPT_OUT "%s", out_tmpl) < 0 ||
-	    asprintf(&l->argv[n++], OPT_QUIET "%s", o->quiet ? "yes" : "no") < 0)
+	char *tool_opts[3] = { NULL, NULL, NULL };
+	int tool_rc = vg_transport_tool_options(t, tool_opts);
+	for (int i = 0; i < 3; i++)
+		if (tool_opts[i] != NULL)
+			own_arg(l, tool_opts[i]);
+	if (tool_rc < 0 ||
+	    own_arg(l, format(OPT_PIPE "%llu", vg_transport_id(t))) < 0 ||
+	    own_arg(l, format(OPT_OUT "%s", out_tmpl)) < 0 ||
+	    own_arg(l, format(OPT_QUIET "%s", o->quiet ? "yes" : "no")) < 0)
 		goto out;
 	for (size_t i = 0; i < argc; i++)
-		l->argv[n++] = o->argv[i];
-	l->argv[n] = NULL;
-	rc = l->envp != NULL ? 0 : -1;
+		l->argv[l->n_own_argv + i] = o->argv[i];
+	l->argv[l->n_own_argv + argc] = NULL;
+	rc = 0;
 out:
 	if (rc < 0 && l->tmpdir == NULL)
 		fprintf(stderr, "cgtrace: cannot prepare the Valgrind command line: %s\n",
@@ -187,8 +224,13 @@ void vg_launch_cleanup(struct vg_launch *l)
 		free(l->tmpdir);
 		l->tmpdir = NULL;
 	}
-	/* argv and envp are left to the process's end: the strings are shared
-	   with the caller's options and environment. */
+	for (size_t i = 0; l->argv != NULL && i < l->n_own_argv; i++)
+		free(l->argv[i]);
+	free(l->argv);
+	free(l->envp);
+	for (int i = 0; i < 2; i++)
+		free(l->own_env[i]);
+	memset(l, 0, sizeof(*l));
 }
 
 int vg_launch_own(const struct vg_launch *l)
@@ -351,11 +393,12 @@ int vg_launcher(int argc, char **argv)
 		}
 	}
 	char *self = vg_self_exe(), *tool = vg_tool_path(), *launcher = NULL;
+	char **env = NULL, **tool_argv = NULL;
 	if (self == NULL || tool == NULL || fd_arg < 0 || free_arg < 0 || shm_arg < 0 ||
 	    pipe_arg < 0 || tmpl == NULL || client >= argc) {
 		fprintf(stderr, "cgtrace: started as Valgrind's launcher with an unexpected command "
 				"line\n");
-		return 1;
+		goto fail;
 	}
 
 	/* The recorded program's own transport arrives open; a child process
@@ -369,12 +412,18 @@ int vg_launcher(int argc, char **argv)
 		if (start_sink(&t, tmpl, argv + client, quiet) < 0) {
 			fprintf(stderr, "cgtrace: cannot trace child %s: %s\n", argv[client],
 				strerror(errno));
-			return 1;
+			goto fail;
 		}
-		char *opts[3];
+		/* Replaced in argv for the execve: these live as long as the
+		   process (until the execve, or the error exit below). */
+		char *opts[3] = { NULL, NULL, NULL }, *pipe = NULL;
 		if (vg_transport_tool_options(&t, opts) < 0 ||
-		    asprintf(&argv[pipe_arg], OPT_PIPE "%llu", vg_transport_id(&t)) < 0)
-			return 1;
+		    (pipe = format(OPT_PIPE "%llu", vg_transport_id(&t))) == NULL) {
+			for (int i = 0; i < 3; i++)
+				free(opts[i]);
+			goto fail;
+		}
+		argv[pipe_arg] = pipe;
 		argv[fd_arg] = opts[0];
 		argv[free_arg] = opts[1];
 		argv[shm_arg] = opts[2];
@@ -394,17 +443,16 @@ int vg_launcher(int argc, char **argv)
 		}
 		free(dir);
 	}
-	if (asprintf(&launcher, "VALGRIND_LAUNCHER=%s", self) < 0)
-		return 1;
-	char **env = env_with(environ, launcher);
+	launcher = format("VALGRIND_LAUNCHER=%s", self);
+	env = launcher ? env_with(environ, launcher) : NULL;
 	if (env == NULL)
-		return 1;
+		goto fail;
 	/* Without gdbserver, Valgrind makes no FIFOs in $TMPDIR, which a
 	   process killed by SIGKILL would leave behind.  (Children of the
 	   program inherit the option with the rest of Valgrind's.) */
-	char **tool_argv = ours ? calloc((size_t)argc + 2, sizeof(char *)) : argv;
+	tool_argv = ours ? calloc((size_t)argc + 2, sizeof(char *)) : argv;
 	if (tool_argv == NULL)
-		return 1;
+		goto fail;
 	if (ours) {	/* after --tool=cgtrace, which Valgrind's children's launcher needs first */
 		tool_argv[0] = argv[0];
 		tool_argv[1] = argv[1];
@@ -413,5 +461,12 @@ int vg_launcher(int argc, char **argv)
 	}
 	execve(tool, tool_argv, env);
 	fprintf(stderr, "cgtrace: cannot start the Valgrind tool %s: %s\n", tool, strerror(errno));
+fail:
+	if (tool_argv != argv)
+		free(tool_argv);
+	free(env);
+	free(launcher);
+	free(tool);
+	free(self);
 	return 1;
 }

@@ -13,12 +13,19 @@ struct vg_launch {
 	char **argv;		/* what the child executes */
 	char **envp;
 	char *tmpdir;		/* private directory with the wrapper symlinks */
+	/* What vg_launch_cleanup frees: argv[0 .. n_own_argv) are ours (the
+	   program's own arguments after them are the caller's), and so are
+	   the environment strings we made; the others are the process's. */
+	size_t n_own_argv;
+	char *own_env[2];
 };
 
 /* Prepares argv/envp to record o->argv through the tool writing to t;
    out_tmpl names the traces of child processes. */
 int vg_launch_prepare(struct vg_launch *l, const char *tool, const struct cgt_record_options *o,
 		      const char *out_tmpl, const struct vg_transport *t);
+/* Removes the private directory and frees what prepare allocated; may be
+   called again. */
 void vg_launch_cleanup(struct vg_launch *l);
 
 /*
