@@ -1,16 +1,23 @@
-# Shared helpers of the end-to-end tests (bash).  Each check prints
-# "ok N - what" or "not ok N - what".
+# Shared helpers of the end-to-end tests (bash).  A script calls "plan N"
+# first (TAP's "1..N": tests/run-tests.sh fails a script that runs another
+# number of checks); each check prints "ok N - what" or "not ok N - what".
+# A script with a failed check exits 1.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CGTRACE=$ROOT/cgtrace
-PROGS=$ROOT/build/tests/programs
+# BUILD: the build directory (make test-asan uses another); CGTRACE the
+# binary under test.
+BUILD_DIR=$ROOT/${BUILD:-build}
+CGTRACE=${CGTRACE:-$ROOT/cgtrace}
+PROGS=$BUILD_DIR/tests/programs
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/cgtrace-test.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-cd "$WORK" || exit 1
 n=0
+n_failed=0
+trap 'status=$?; rm -rf "$WORK"; [ "$status" -eq 0 ] && [ "$n_failed" -gt 0 ] && status=1; exit "$status"' EXIT
+cd "$WORK" || exit 1
 
+plan() { echo "1..$1"; }
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); echo "not ok $n - $*"; }
+not_ok() { n=$((n + 1)); n_failed=$((n_failed + 1)); echo "not ok $n - $*"; }
 
 # check DESCRIPTION COMMAND...: ok if the command succeeds.
 check() {
@@ -19,13 +26,36 @@ check() {
 	if "$@"; then ok "$what"; else not_ok "$what"; fi
 }
 
-# check_eq DESCRIPTION EXPECTED ACTUAL
+# check_eq DESCRIPTION EXPECTED ACTUAL: ok if equal and not empty (an
+# empty side is a command that failed or printed nothing: never a match).
 check_eq() {
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1"; echo "  expected: $2"; echo "  actual:   $3"; fi
+	if [ -z "$2" ] || [ -z "$3" ]; then
+		not_ok "$1"; echo "  expected: '$2'"; echo "  actual:   '$3'"; echo "  (an empty side never matches)"
+	elif [ "$2" = "$3" ]; then ok "$1"
+	else not_ok "$1"; echo "  expected: $2"; echo "  actual:   $3"; fi
 }
 
-# check_contains DESCRIPTION NEEDLE HAYSTACK
+# check_empty DESCRIPTION ACTUAL: ok if ACTUAL is empty (no output, no file).
+check_empty() {
+	if [ -z "$2" ]; then ok "$1"; else not_ok "$1"; echo "  expected nothing, got: $2"; fi
+}
+
+# check_same_file DESCRIPTION EXPECTED-FILE ACTUAL-FILE: ok if both can be
+# read, are byte for byte the same and are not empty (either may be a pipe).
+check_same_file() {
+	local a=$WORK/.same.a b=$WORK/.same.b
+	if ! cat "$2" >"$a" 2>/dev/null || ! cat "$3" >"$b" 2>/dev/null; then
+		not_ok "$1"; echo "  cannot read $2 or $3"
+	elif [ ! -s "$a" ]; then
+		not_ok "$1"; echo "  $2 is empty"
+	elif cmp -s "$a" "$b"; then ok "$1"
+	else not_ok "$1"; diff "$a" "$b" | head -10 | sed 's/^/  /'; fi
+	rm -f "$a" "$b"
+}
+
+# check_contains DESCRIPTION NEEDLE HAYSTACK (NEEDLE not empty)
 check_contains() {
+	if [ -z "$2" ]; then not_ok "$1"; echo "  empty needle"; return; fi
 	case "$3" in
 	*"$2"*) ok "$1" ;;
 	*) not_ok "$1"; echo "  expected to contain: $2"; echo "  actual: $3" ;;
@@ -80,7 +110,14 @@ summary_line() { sed -n 's/^summary: //p' "$1"; }
 check_within_spread() {
 	local what=$1 value=$2 margin=$3
 	shift 3
-	local sorted lo hi
+	local sorted lo hi sample
+	for sample in "$value" "$@"; do
+		if ! [[ $sample =~ ^[0-9]+$ ]]; then
+			not_ok "$what '$value' within Cachegrind's runs: not a count: '$sample' (of $# samples)"
+			return
+		fi
+	done
+	if [ $# -eq 0 ]; then not_ok "$what: no sample"; return; fi
 	sorted=$(printf '%s\n' "$@" | sort -n)
 	lo=$(echo "$sorted" | head -1)
 	hi=$(echo "$sorted" | tail -1)

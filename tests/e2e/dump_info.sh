@@ -1,5 +1,6 @@
 # cgtrace dump and info on real traces.
 source "$(dirname "$0")/../lib.sh"
+plan 13
 
 clean_env "$CGTRACE" record -q -o true.zst -- /bin/true
 read -r ir dr dw <<<"$(info_counts true.zst)"
@@ -22,7 +23,7 @@ offset=$(objdump -d "$PROGS/strings" | awk '/rep movsb/ { sub(":", "", $1); prin
 bias=$("$CGTRACE" info strings.zst | awk -v p="$PROGS/strings" '$NF == p && $2 ~ /x/ {
 	split($1, r, "-"); print r[1], $4; exit }')
 movsb=$(printf '0x%x' $((0x${bias% *} - ${bias#* } + 0x$offset)))
-check "the rep movsb instruction was found" test -n "$movsb"
+check "the rep movsb instruction was found" test -n "$offset" -a -n "$bias"
 reps=$("$CGTRACE" dump strings.zst | grep -c "^T1 $movsb ")
 check_eq "rep movsb of 1000 bytes: 1001 executions (as Cachegrind counts)" 1001 "$reps"
 check_eq "each rep movsb iteration reads and writes one byte" 1000 \

@@ -10,9 +10,10 @@
 # alike.  Then the estimator's error, damaged traces, and the recorder's
 # refusal on this PT-less host.
 source "$(dirname "$0")/../lib.sh"
+plan 54
 
-SYNTH=$ROOT/build/tests/pt/pt-synth
-COMPARE=$ROOT/build/tests/pt/pt-compare
+SYNTH=$BUILD_DIR/tests/pt/pt-synth
+COMPARE=$BUILD_DIR/tests/pt/pt-compare
 CFG="--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64 --branch-sim=yes"
 declare -A ORDER=([Ir]=1 [I1mr]=2 [ILmr]=3 [Dr]=4 [D1mr]=5 [DLmr]=6 [Dw]=7 [D1mw]=8 [DLmw]=9
 	[Bc]=10 [Bcm]=11 [Bi]=12 [Bim]=13)
@@ -23,6 +24,7 @@ fields() {
 	shift
 	local line
 	line=$(summary_line "$file")
+	[ -n "$line" ] || return # no file: nothing to compare, and check_eq fails
 	for ev in "$@"; do
 		echo "$line" | awk -v k="${ORDER[$ev]}" '{ printf "%s ", $k }'
 	done
@@ -54,7 +56,7 @@ round_trip() {
 		check_eq "$name: ILmr, every access sampled" "$exact" "$mine"
 	else
 		check "$name: ILmr $mine within 1% of $exact, one access in $period sampled" \
-			awk -v a="$exact" -v b="$mine" 'BEGIN { d = a - b; exit !(d * d <= (a / 100) ^ 2) }'
+			awk -v a="$exact" -v b="$mine" 'BEGIN { d = a - b; exit !(a != "" && b != "" && d * d <= (a / 100) ^ 2) }'
 	fi
 }
 
@@ -100,17 +102,21 @@ rm -f loops.pt.decoded.zst
 out=$("$CGTRACE" simulate -q -o a.out loops.pt.zst 2>&1)
 check_contains "first simulate: decodes and stores" "decoded the Intel PT trace into loops.pt.decoded.zst" "$out"
 out=$("$CGTRACE" simulate -q -o b.out loops.pt.zst 2>&1)
-check_eq "second simulate: replays the stored decode, silently" "" "$out"
-check "the replay gives the same results" cmp -s a.out b.out
+check_empty "second simulate: replays the stored decode, silently" "$out"
+check_same_file "the replay gives the same results" a.out b.out
 touch -d "1 minute ago" loops.pt.zst
 check_contains "a changed trace: decoded again" "is out of date (the trace has changed" \
 	"$("$CGTRACE" simulate -q -o c.out loops.pt.zst 2>&1)"
-if [ "$(id -u)" -ne 0 ]; then
-	mkdir ro && cp loops.pt.zst ro/ && chmod 555 ro
-	check_contains "a read-only directory: decoded for this run" "decoding it for this run only" \
-		"$("$CGTRACE" simulate -q -o d.out ro/loops.pt.zst 2>&1)"
-	chmod 755 ro
+# (root writes anywhere: as root, the check runs as nobody)
+mkdir ro outdir && cp loops.pt.zst ro/ && chmod 555 ro && chmod 777 outdir
+as_user=()
+if [ "$(id -u)" -eq 0 ]; then
+	chmod 755 "$WORK"
+	as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
 fi
+check_contains "a read-only directory: decoded for this run" "decoding it for this run only" \
+	"$("${as_user[@]}" "$CGTRACE" simulate -q -o outdir/d.out ro/loops.pt.zst 2>&1)"
+chmod 755 ro
 
 # The estimator: D1 and LL misses from one access in N sampled, against the
 # exact ones of the collapsed source.
@@ -131,7 +137,7 @@ for p in loops ptrchase; do
 		echo "# estimate $p, one access in $period: ${line%|*}"
 		if [ "$period" = 1 ]; then
 			check "$p: every access sampled, misses within 1% of the exact ones" \
-				awk -v w="${line##*| }" 'BEGIN { exit !(w <= 1) }'
+				awk -v w="${line##*| }" -v n="${#exact[@]} ${#got[@]}" 'BEGIN { exit !(n == "4 4" && w <= 1) }'
 		fi
 		rm -f est.*
 	done

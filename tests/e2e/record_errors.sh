@@ -1,6 +1,7 @@
 # Bad input and failure cases of record, info and dump: a clear message,
 # the documented exit status, no crash, nothing of the user's destroyed.
 source "$(dirname "$0")/../lib.sh"
+plan 46
 
 # run COMMAND...: sets $out (stdout+stderr) and $rc.
 run() { out=$("$@" 2>&1); rc=$?; }
@@ -8,7 +9,7 @@ run() { out=$("$@" 2>&1); rc=$?; }
 run "$CGTRACE" record -- no-such-program-xyz
 check_eq "missing program: message" "cgtrace: cannot run 'no-such-program-xyz': No such file or directory" "$out"
 check_eq "missing program: exit status 127" 127 "$rc"
-check_eq "missing program: no trace left behind" "" "$(ls)"
+check_empty "missing program: no trace left behind" "$(ls)"
 
 printf 'not a program\n' > plain.txt
 run "$CGTRACE" record -- ./plain.txt

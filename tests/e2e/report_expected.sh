@@ -6,6 +6,19 @@
 # "error:" line is compared, since the usage text before it is argparse's.
 source "$(dirname "$0")/../lib.sh"
 
+# The plan: per case its exit status, then its option error (status 2) or
+# its stdout and stderr.
+planned=0
+for args in "$ROOT"/tests/report/golden/*.args "$ROOT"/tests/report/cases/*.args; do
+	name=${args%.args}
+	if [ "$(cat "$name.status" 2>/dev/null)" = 2 ]; then
+		planned=$((planned + 2))
+	else
+		planned=$((planned + 3))
+	fi
+done
+plan "$planned"
+
 # run_cases DIR: runs every NAME.args in a copy of DIR.
 run_cases() {
 	local dir=$WORK/$(basename "$1") args name want_status status

@@ -1,6 +1,7 @@
 # simulate's options and bad input: Cachegrind's messages and order, the
 # event subsets, output naming, truncated and stale inputs.
 source "$(dirname "$0")/../lib.sh"
+plan 51
 
 run() { out=$("$@" 2>&1); rc=$?; }
 clean_env "$CGTRACE" record -q -o loops.zst -- "$PROGS/loops" >/dev/null
@@ -27,18 +28,20 @@ check_eq "bad --cache-sim: usage error" 2 "$rc"
 # The event subsets, each as Cachegrind writes them.
 cfg="--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
 for mode in "--cache-sim=no" "--cache-sim=no --branch-sim=yes" "--cache-sim=yes" "--cache-sim=yes --branch-sim=no"; do
+	rm -f cg.out ct.out
 	CG_OPTS="$mode $cfg" cachegrind cg.out "$PROGS/loops"
 	"$CGTRACE" simulate -q $mode $cfg -o ct.out loops.zst
-	check "$mode: cachegrind.out identical to Cachegrind's" cmp -s cg.out ct.out
+	check_same_file "$mode: cachegrind.out identical to Cachegrind's" cg.out ct.out
 done
 
 # LL's two layouts (simulate/ll_model.h): more than 16 ways; and too few
 # sets for 32-bit tags of the stack's addresses (the lanes give way).
 l1="--I1=32768,8,64 --D1=32768,8,64"
 for ll in --LL=3145728,24,64 --LL=16384,4,64; do
+	rm -f cg.out ct.out
 	CG_OPTS="--cache-sim=yes $l1 $ll" cachegrind cg.out "$PROGS/loops"
 	"$CGTRACE" simulate -q $l1 $ll -o ct.out loops.zst
-	check "$ll: cachegrind.out identical to Cachegrind's" cmp -s cg.out ct.out
+	check_same_file "$ll: cachegrind.out identical to Cachegrind's" cg.out ct.out
 done
 
 # The summary on stderr: Cachegrind's, line for line (its ==pid== prefix too).
@@ -53,7 +56,7 @@ check_contains "the configuration in use is printed" "D1 32768 B, 64 B, 8-way as
 # Cachegrind 3.19's own cg_annotate reads the file.
 run cg_annotate ct.out
 check_eq "cg_annotate (Valgrind 3.19) reads it" 0 "$rc"
-check "cg_annotate prints no warning" bash -c '! grep -q WARNING <<<"$1"' _ "$out"
+check "cg_annotate prints a report without a warning" bash -c 'grep -q "PROGRAM TOTALS" <<<"$1" && ! grep -q WARNING <<<"$1"' _ "$out"
 
 # Default name: cachegrind.out.<recorded pid>; %p.
 pid=$("$CGTRACE" info loops.zst | awk '/^pid:/ { print $2 }')
@@ -102,7 +105,7 @@ check "before the change: main is named" grep -q '^fn=main$' before.out
 printf 'x' >> prog
 "$CGTRACE" simulate -o after.out prog.zst 2>after.err
 check_eq "changed module: one warning" 1 "$(grep -c 'prog has changed size since recording' after.err)"
-check "changed module: no position from the changed file" bash -c '! grep -q "^fn=main$" after.out'
+check "changed module: no position from the changed file" bash -c 'grep -q "^summary:" after.out && ! grep -q "^fn=main$" after.out'
 rm prog
 "$CGTRACE" simulate -o gone.out prog.zst 2>gone.err
 check_contains "missing module: warned" "is missing or unreadable" "$(cat gone.err)"

@@ -1,14 +1,25 @@
 /*
- * A minimal unit-test harness: CHECK() records a failure with its place;
- * RUN() runs one test function and prints "ok N - name" or
- * "not ok N - name", the lines tests/run-tests.sh counts.
+ * A minimal unit-test harness: PLAN(n) first prints TAP's plan line "1..n";
+ * CHECK() records a failure with its place; RUN() runs one test function
+ * and prints "ok N - name" or "not ok N - name", the lines
+ * tests/run-tests.sh counts against the plan.  main returns CHECK_DONE(),
+ * which fails when a check failed or the number of tests run is not the
+ * plan.  Output is flushed after every line, so that a test that crashes
+ * keeps what it printed before.
  */
 #ifndef CGTRACE_CHECK_H
 #define CGTRACE_CHECK_H
 
 #include <stdio.h>
 
-static int check_failed, check_number, check_any_failed;
+static int check_failed, check_number, check_any_failed, check_planned = -1;
+
+#define PLAN(n)                                                                            \
+	do {                                                                               \
+		check_planned = (n);                                                       \
+		printf("1..%d\n", check_planned);                                          \
+		fflush(stdout);                                                            \
+	} while (0)
 
 #define CHECK(cond)                                                                        \
 	do {                                                                               \
@@ -35,9 +46,10 @@ static int check_failed, check_number, check_any_failed;
 		test();                                                                    \
 		printf("%s %d - %s\n", check_failed ? "not ok" : "ok", ++check_number,     \
 		       #test);                                                             \
+		fflush(stdout);                                                            \
 		check_any_failed |= check_failed;                                          \
 	} while (0)
 
-#define CHECK_DONE() (check_any_failed ? 1 : 0)
+#define CHECK_DONE() (check_any_failed || check_number != check_planned ? 1 : 0)
 
 #endif

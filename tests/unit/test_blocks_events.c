@@ -319,6 +319,7 @@ static void bad_events_are_refused(void)
 
 int main(void)
 {
+	PLAN(7);
 	RUN(table_derives_exits_values_and_counts);
 	RUN(malformed_blocks_are_refused);
 	RUN(blocks_round_trip);

@@ -144,6 +144,7 @@ static void pieces_settle_to_the_whole(void)
 
 int main(void)
 {
+	PLAN(6);
 	RUN(always_taken_warms_up);
 	RUN(never_taken_is_free);
 	RUN(index_uses_low_address_bits);

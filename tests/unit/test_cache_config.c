@@ -116,6 +116,7 @@ static void no_caches_known(void)
 
 int main(void)
 {
+	PLAN(5);
 	RUN(syntax_and_checks);
 	RUN(suffixes_are_an_extension);
 	RUN(descriptions);

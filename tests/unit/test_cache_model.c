@@ -199,6 +199,7 @@ static void settling_by_hand(void)
 
 int main(void)
 {
+	PLAN(11);
 	RUN(lru_order);
 	RUN(set_conflicts);
 	RUN(straddles);

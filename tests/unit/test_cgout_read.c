@@ -108,6 +108,7 @@ static void test_limits(void)
 
 int main(void)
 {
+	PLAN(5);
 	int fd = mkstemp(path);
 	if (fd < 0)
 		return 1;

@@ -173,6 +173,7 @@ static void oversized_records_are_refused(void)
 
 int main(void)
 {
+	PLAN(7);
 	if (mkdtemp(dir) == NULL)
 		return 1;
 	RUN(round_trip);

@@ -80,6 +80,7 @@ static void block_zero_quirk(void)
 
 int main(void)
 {
+	PLAN(4);
 	RUN(lanes_as_cache_model);
 	RUN(widened_mid_run_as_cache_model);
 	RUN(more_than_16_ways);

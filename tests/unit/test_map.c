@@ -42,6 +42,7 @@ static void test_every_key_kept_across_growth(void)
 
 int main(void)
 {
+	PLAN(2);
 	RUN(test_put_get_replace);
 	RUN(test_every_key_kept_across_growth);
 	return CHECK_DONE();

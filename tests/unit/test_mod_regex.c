@@ -71,6 +71,7 @@ static void test_malformed_expressions_refused(void)
 
 int main(void)
 {
+	PLAN(6);
 	RUN(test_first_match_only_without_g);
 	RUN(test_anchor_holds_only_at_the_start);
 	RUN(test_empty_matches_as_re_sub);

@@ -35,6 +35,7 @@ static void bad_templates(void)
 
 int main(void)
 {
+	PLAN(2);
 	RUN(templates);
 	RUN(bad_templates);
 	return CHECK_DONE();

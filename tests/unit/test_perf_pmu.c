@@ -101,6 +101,7 @@ static void missing_and_malformed(void)
 
 int main(void)
 {
+	PLAN(3);
 	if (mkdtemp(root) == NULL)
 		return 1;
 	make_tree();

@@ -52,6 +52,7 @@ static void gathered_facts_are_sane(void)
 
 int main(void)
 {
+	PLAN(3);
 	RUN(paranoid_levels);
 	RUN(locked_memory);
 	RUN(gathered_facts_are_sane);

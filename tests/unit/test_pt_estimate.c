@@ -92,6 +92,7 @@ static void samples_find_their_access(void)
 
 int main(void)
 {
+	PLAN(3);
 	RUN(interpolates_between_samples);
 	RUN(walks_are_interpolated_jumps_are_not);
 	RUN(samples_find_their_access);

@@ -135,6 +135,7 @@ static void no_intel_pt(void)
 
 int main(void)
 {
+	PLAN(4);
 	if (mkdtemp(root) == NULL)
 		return 1;
 	make_pt();

@@ -135,6 +135,7 @@ static void aux_and_image_round_trip(void)
 
 int main(void)
 {
+	PLAN(4);
 	RUN(config_round_trip);
 	RUN(config_needs_the_trace_event);
 	RUN(sideband_round_trip_and_size_check);

@@ -140,6 +140,7 @@ static void exit_status_passes_through(void)
 
 int main(void)
 {
+	PLAN(2);
 	if (mkdtemp(dir) == NULL)
 		return 1;
 	snprintf(trace_path, sizeof(trace_path), "%s/trace.zst", dir);

@@ -136,6 +136,7 @@ static void module_identity_of_a_real_file(void)
 
 int main(void)
 {
+	PLAN(5);
 	RUN(header_round_trip);
 	RUN(unknown_header_fields_are_skipped);
 	RUN(module_round_trip);

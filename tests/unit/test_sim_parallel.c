@@ -207,6 +207,7 @@ static void first_error_wins_in_one_segment(void)
 
 int main(void)
 {
+	PLAN(3);
 	if (mkdtemp(dir) == NULL)
 		return 1;
 	alarm(300);	/* a hang is a failure, not a stuck test run */

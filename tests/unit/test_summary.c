@@ -79,6 +79,7 @@ static void zero_branch_totals_show_as_one(void)
 
 int main(void)
 {
+	PLAN(3);
 	RUN(cache_and_branch);
 	RUN(instructions_only);
 	RUN(zero_branch_totals_show_as_one);

@@ -66,6 +66,7 @@ static void overlong_input_is_rejected(void)
 
 int main(void)
 {
+	PLAN(5);
 	RUN(round_trips);
 	RUN(lengths);
 	RUN(signed_round_trips);

@@ -108,6 +108,7 @@ static void invalid_bytes(void)
 
 int main(void)
 {
+	PLAN(5);
 	RUN(loads_stores_and_modifies);
 	RUN(stack_operands);
 	RUN(branches);
