@@ -67,7 +67,11 @@ static const char usage_info[] =
 	"usage: cgtrace info TRACE\n"
 	"\n"
 	"Prints the trace's header (command, host CPU and caches), its module map,\n"
-	"how the program ended and the event counts (Ir, Dr, Dw, branches).\n";
+	"how the program ended and the event counts (Ir, Dr, Dw, branches).\n"
+	"\n"
+	"exit status: 0 done; 1 error; 2 bad usage; 3 done, but the trace was\n"
+	"incomplete (truncated, damaged or without an end record): the counts are\n"
+	"of what it holds.\n";
 
 static const char usage_dump[] =
 	"usage: cgtrace dump [--limit N] TRACE\n"
@@ -79,7 +83,11 @@ static const char usage_dump[] =
 	"  indirect one.\n"
 	"\n"
 	"options:\n"
-	"  -n, --limit=N   stop after N instructions\n";
+	"  -n, --limit=N   stop after N instructions\n"
+	"\n"
+	"exit status: 0 done; 1 error; 2 bad usage; 3 done, but the trace was\n"
+	"incomplete (truncated, damaged or without an end record): only what it\n"
+	"holds was printed.\n";
 
 int usage_error(const char *usage, const char *fmt, ...)
 {
@@ -262,7 +270,8 @@ static int cmd_info(int argc, char **argv)
 	int rc = one_trace(argc, argv, usage_info, &path);
 	if (rc != 0)
 		return rc;
-	return cgt_trace_info(stdout, path, &e) < 0 ? report_error(&e) : 0;
+	rc = cgt_trace_info(stdout, stderr, path, &e);
+	return rc < 0 ? report_error(&e) : rc > 0 ? 3 : 0;
 }
 
 static int cmd_dump(int argc, char **argv)
@@ -293,10 +302,10 @@ static int cmd_dump(int argc, char **argv)
 	int rc = one_trace(argc, argv, usage_dump, &path);
 	if (rc != 0)
 		return rc;
-	rc = cgt_trace_dump(stdout, path, limit, &e);
+	rc = cgt_trace_dump(stdout, stderr, path, limit, &e);
 	if (fflush(stdout) != 0 && errno == EPIPE)
 		return 0;
-	return rc < 0 ? report_error(&e) : 0;
+	return rc < 0 ? report_error(&e) : rc > 0 ? 3 : 0;
 }
 
 struct command {

@@ -56,8 +56,8 @@ const char usage_simulate[] =
 	"links), any other cgtrace trace, any other non-empty file.\n"
 	"\n"
 	"exit status: 0 done; 1 error; 2 bad usage; 3 done, but the trace was\n"
-	"incomplete (truncated or without an end record): only what it holds\n"
-	"was simulated.\n";
+	"incomplete (truncated, damaged or without an end record): only what it\n"
+	"holds was simulated.\n";
 
 enum { OPT_CACHE_SIM = 256, OPT_BRANCH_SIM, OPT_I1, OPT_D1, OPT_LL, OPT_OUT, OPT_THREADS };
 
@@ -309,10 +309,7 @@ int cmd_simulate(int argc, char **argv)
 				"decode errors: %llu, lost pieces: %llu): what ran there is not counted\n",
 			(unsigned long long)pt->overflows, (unsigned long long)pt->errors,
 			(unsigned long long)pt->breaks);
-	const char *trunc = cgt_decoder_truncation(d);
-	if (trunc != NULL || cgt_decoder_end(d) == NULL) {
-		fprintf(stderr, "cgtrace: warning: %s\n",
-			trunc ? trunc : "the trace has no end record (the recording was cut short)");
+	if (cgt_decoder_warn_incomplete(d, 1, stderr)) {
 		fprintf(stderr, "cgtrace: warning: simulated only what the trace holds\n");
 		status = 3;
 	}

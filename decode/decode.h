@@ -89,6 +89,12 @@ int cgt_decode_worker_take(struct cgt_decode_worker *w, struct cgt_segment_info 
 /* The next executions of the segment taken: 1, 0 at its end, negative on
    error (and cgt_batch_next's). */
 int cgt_decode_worker_next(struct cgt_decode_worker *w, struct cgt_batch *b, struct cgt_error *e);
+/* After an error e of the segment's (cgt_batch_next's or the worker's):
+   1 if it is a consequence of damage earlier in the trace -- a block
+   defined in a lost frame -- and the rest of the segment is lost with it
+   (noted; carry on with cgt_decode_worker_next, which skips it), 0 if it
+   is an error. */
+int cgt_decode_worker_lost(struct cgt_decode_worker *w, const struct cgt_error *e);
 void cgt_decode_worker_close(struct cgt_decode_worker *w);
 
 /* Every block defined so far (all of them once the end is reached; while
@@ -108,8 +114,14 @@ const struct cgt_mapping *cgt_decoder_find_mapping(const struct cgt_decoder *d, 
 /* After the end: the END record, or NULL if the trace has none (the
    recorder was killed or the file is truncated). */
 const struct cgt_trace_end *cgt_decoder_end(const struct cgt_decoder *d);
-/* After the end: why the file ended early, or NULL. */
-const char *cgt_decoder_truncation(const struct cgt_decoder *d);
+/* cgt_decode_worker_lost for cgt_decoder_next's batches. */
+int cgt_decoder_lost(struct cgt_decoder *d, const struct cgt_error *e);
+/* After the end (read_all: the whole trace was read): prints to warn, one
+   "cgtrace: warning: " line each, what made the trace incomplete -- each
+   stretch of damage with the bytes, frames and segments whose executions
+   were lost (TRACE-FORMAT.md, "Damage"), a truncation, a missing END --
+   and returns 1; 0 if it is complete. */
+int cgt_decoder_warn_incomplete(const struct cgt_decoder *d, int read_all, FILE *warn);
 uint64_t cgt_decoder_file_size(const struct cgt_decoder *d);
 /* Bytes of the file decoded so far (for progress). */
 uint64_t cgt_decoder_file_offset(const struct cgt_decoder *d);
@@ -127,11 +139,12 @@ int cgt_pt_decode(const char *path, int fd, const char *out_path, FILE *progress
 /* Stored decodes of another version are decoded again. */
 #define CGT_PT_DECODER_VERSION 1
 
-/* `cgtrace info`: header, module map, end and counts.  Returns 0 or an
-   error (message in e). */
-int cgt_trace_info(FILE *out, const char *path, struct cgt_error *e);
+/* `cgtrace info`: header, module map, end and counts.  Returns 0, 1 if the
+   trace is incomplete (warnings printed to warn), or an error (message in
+   e). */
+int cgt_trace_info(FILE *out, FILE *warn, const char *path, struct cgt_error *e);
 /* `cgtrace dump`: one instruction a line with its accesses and branch
-   facts; limit 0 means all. */
-int cgt_trace_dump(FILE *out, const char *path, uint64_t limit, struct cgt_error *e);
+   facts; limit 0 means all.  Returns as cgt_trace_info. */
+int cgt_trace_dump(FILE *out, FILE *warn, const char *path, uint64_t limit, struct cgt_error *e);
 
 #endif

@@ -8,6 +8,15 @@
  * in stream order), then decodes the frame's EVENTS on its own with its own
  * delta state.  A segment that goes on in the next frame (a version 1
  * trace is one segment) stays with its worker, frame after frame.
+ *
+ * Damage (TRACE-FORMAT.md, "Damage"): a frame that does not decompress is
+ * lost, and with it the executions of the rest of its segment, whose
+ * deltas build on it; the segment's later frames are still applied (their
+ * blocks, mappings and END are whole).  After a loss that may have taken
+ * block definitions with it -- a lost frame or a stretch the reader passed
+ * over -- a frame that cannot be applied or decoded is lost the same way
+ * rather than an error.  What is lost is noted per segment, by the worker
+ * that has it, and depends on the file only: the same on any thread count.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +49,9 @@ struct cgt_decoder {
 	struct cgt_decode_worker *continuing;	/* its segment goes on in the next frame */
 	int failed;			/* a frame could not be applied */
 	struct cgt_error error;
+	uint64_t holes;			/* frames lost so far, in frame order */
+	struct cgt_damage *losses;	/* per segment, in the order noted */
+	size_t n_losses;
 
 	struct cgt_decode_worker *sequential;	/* cgt_decoder_next's */
 	int sequential_in_segment;
@@ -55,7 +67,47 @@ struct cgt_decode_worker {
 	int in_segment;
 	uint64_t *scratch;	/* the values of a batch's slow executions */
 	uint32_t scratch_cap;
+	uint64_t segment;	/* the index of the segment it has */
+	int used;		/* executions of the segment were handed out */
+	int after_hole;		/* the frame follows a loss of definitions */
+	int skipping;		/* the rest of the segment's executions are lost */
+	struct cgt_damage loss;	/* what of it, while skipping */
 };
+
+/* The executions of w's segment from its current frame on are lost (why):
+   noted in w->loss, to be handed to the decoder when the segment ends. */
+static void lose_from_here(struct cgt_decode_worker *w, const char *why)
+{
+	const struct cgt_frame *f = &w->frame;
+
+	if (w->skipping) {
+		w->loss.frames++;
+		w->loss.end = f->file_offset + f->compressed_len;
+		return;
+	}
+	w->skipping = 1;
+	w->loss = (struct cgt_damage){ f->file_offset, f->file_offset + f->compressed_len, 1,
+				       w->segment, !w->used, "" };
+	snprintf(w->loss.why, sizeof(w->loss.why), "%s", why);
+}
+
+/* The segment ends (or the skipping does, at a SEGMENT record). */
+static int end_loss(struct cgt_decode_worker *w, struct cgt_error *e)
+{
+	struct cgt_decoder *d = w->d;
+
+	if (!w->skipping)
+		return 0;
+	w->skipping = 0;
+	pthread_mutex_lock(&d->lock);
+	struct cgt_damage *l = realloc(d->losses, (d->n_losses + 1) * sizeof(*l));
+	if (l != NULL) {
+		d->losses = l;
+		d->losses[d->n_losses++] = w->loss;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return l == NULL ? cgt_fail(e, cgt_err_nomem, "out of memory") : 0;
+}
 
 /* Counts bytes more of memory for module mappings: 0, or an error if the
    trace up to rec's frame cannot need that much (CGT_MEMORY_PER_BYTE). */
@@ -235,17 +287,34 @@ static int apply_frame(struct cgt_decode_worker *w, struct cgt_error *e)
 	return 0;
 }
 
-/* Decompresses the frame just taken and applies it (in turn). */
+/* Decompresses the frame just taken and applies it (in turn): 0; 1 if
+   its executions are lost (w->skipping: a damaged frame, one that cannot be
+   applied after a loss, or one of a segment that lost an earlier frame);
+   negative on error. */
 static int prepare_frame(struct cgt_decode_worker *w, struct cgt_error *e)
 {
 	struct cgt_decoder *d = w->d;
-	int rc = w->frame.decompressed ? 0 : cgt_frame_decompress(&w->frame, e);
+	struct cgt_error why;
+	int rc = w->frame.decompressed ? 0 : cgt_frame_decompress(&w->frame, &why);
+	int damaged = rc < 0 && why.status == cgt_err_corrupt;
 
+	if (rc < 0 && !damaged)
+		*e = why;
 	pthread_mutex_lock(&d->lock);
 	while (d->next_commit != w->frame.index)
 		pthread_cond_wait(&d->cond, &d->lock);
-	if (rc == 0)
-		rc = apply_frame(w, e);
+	w->after_hole = w->frame.damage_before > 0 || d->holes > 0;
+	if (rc == 0) {
+		rc = apply_frame(w, &why);
+		/* Blocks defined in a lost frame: a consequence of the loss. */
+		damaged = rc < 0 && w->after_hole && why.status == cgt_err_corrupt && !d->failed;
+		if (rc < 0 && !damaged)
+			*e = why;
+	}
+	if (damaged) {
+		d->holes++;
+		rc = 0;
+	}
 	if (rc < 0 && !d->failed) {
 		d->failed = 1;
 		d->error = *e;
@@ -253,14 +322,25 @@ static int prepare_frame(struct cgt_decode_worker *w, struct cgt_error *e)
 	d->next_commit++;
 	pthread_cond_broadcast(&d->cond);
 	pthread_mutex_unlock(&d->lock);
-	if (rc == 0 && w->scratch_cap < w->max_block_values) {
+	if (rc < 0)
+		return rc;
+	if (damaged) {
+		w->frame.pos = w->frame.len = 0;
+		lose_from_here(w, why.msg);
+		return 1;
+	}
+	if (w->skipping) {
+		lose_from_here(w, NULL);
+		return 1;
+	}
+	if (w->scratch_cap < w->max_block_values) {
 		uint64_t *v = realloc(w->scratch, w->max_block_values * sizeof(*v));
 		if (v == NULL)
 			return cgt_fail(e, cgt_err_nomem, "out of memory");
 		w->scratch = v;
 		w->scratch_cap = w->max_block_values;
 	}
-	return rc;
+	return 0;
 }
 
 /* Takes the next frame from the reader (under the lock): 1, 0, negative. */
@@ -307,6 +387,9 @@ int cgt_decode_worker_take(struct cgt_decode_worker *w, struct cgt_segment_info 
 	w->in_segment = rc > 0;
 	if (rc <= 0)
 		return rc;
+	w->segment = info->index;
+	w->used = 0;
+	w->skipping = 0;
 	/* Applied in any case: later frames wait for it. */
 	rc = prepare_frame(w, e);
 	if (rc < 0)
@@ -336,24 +419,42 @@ static int next_events(struct cgt_decode_worker *w, struct cgt_events_cursor *c,
 		int rc = cgt_frame_next_record(&w->frame, &w->rec, e);
 		if (rc < 0)
 			return rc;
-		if (rc > 0 && w->rec.type == CGT_REC_SEGMENT)
+		if (rc > 0 && w->rec.type == CGT_REC_SEGMENT) {
+			/* The deltas restart: a segment whose marker was lost. */
 			cgt_events_state_reset(&w->state);
-		if (rc > 0 && w->rec.type == CGT_REC_EVENTS)
-			return cgt_events_open(c, &w->rec, &w->state, w->scratch, e) < 0
-				       ? -e->status
-				       : 1;
+			if (end_loss(w, e) < 0)
+				return -e->status;
+		}
+		if (rc > 0 && w->rec.type == CGT_REC_EVENTS && !w->skipping) {
+			if (cgt_events_open(c, &w->rec, &w->state, w->scratch, e) == 0) {
+				w->used = 1;
+				return 1;
+			}
+			if (!cgt_decode_worker_lost(w, e))
+				return -e->status;
+		}
 		if (rc > 0)
 			continue;
-		if (!w->frame.segment_continues)
-			return 0;
-		pthread_mutex_lock(&d->lock);
-		rc = take_frame(w, e);
-		pthread_mutex_unlock(&d->lock);
-		if (rc == 0)	/* the file ended after all (cut short) */
-			return 0;
-		if (rc < 0 || (rc = prepare_frame(w, e)) < 0)
-			return rc;
+		if (w->frame.segment_continues) {
+			pthread_mutex_lock(&d->lock);
+			rc = take_frame(w, e);
+			pthread_mutex_unlock(&d->lock);
+			if (rc > 0 && (rc = prepare_frame(w, e)) >= 0)
+				continue;	/* its records, executions lost or not */
+			if (rc < 0)
+				return rc;
+			/* the file ended after all (cut short) */
+		}
+		return end_loss(w, e) < 0 ? -e->status : 0;
 	}
+}
+
+int cgt_decode_worker_lost(struct cgt_decode_worker *w, const struct cgt_error *e)
+{
+	if (!w->after_hole || e->status != cgt_err_corrupt)
+		return 0;
+	lose_from_here(w, e->msg);
+	return 1;
 }
 
 int cgt_decode_worker_next(struct cgt_decode_worker *w, struct cgt_batch *b, struct cgt_error *e)
@@ -603,7 +704,7 @@ int cgt_decoder_open(struct cgt_decoder **out, const char *path, struct cgt_erro
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->cond, NULL);
-	rc = cgt_reader_open(&d->reader, path, e);
+	rc = cgt_reader_open_skipping(&d->reader, path, e);
 	if (rc == 0) {
 		/* A look at the first frame, which the first worker takes later. */
 		struct cgt_frame first = *cgt_reader_first_frame(d->reader);
@@ -716,9 +817,85 @@ const struct cgt_trace_end *cgt_decoder_end(const struct cgt_decoder *d)
 	return d->have_end ? &d->end : NULL;
 }
 
-const char *cgt_decoder_truncation(const struct cgt_decoder *d)
+int cgt_decoder_lost(struct cgt_decoder *d, const struct cgt_error *e)
 {
-	return cgt_reader_truncation(d->reader);
+	return d->sequential != NULL && cgt_decode_worker_lost(d->sequential, e);
+}
+
+static int by_offset(const void *a, const void *b)
+{
+	const struct cgt_damage *x = a, *y = b;
+	return x->start != y->start ? (x->start < y->start ? -1 : 1)
+				    : (x->end != y->end ? (x->end < y->end ? -1 : 1) : 0);
+}
+
+static const char *plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
+int cgt_decoder_warn_incomplete(const struct cgt_decoder *d, int read_all, FILE *warn)
+{
+	const struct cgt_damage *passed;
+	size_t n_passed = cgt_reader_damage(d->reader, &passed), n = n_passed + d->n_losses;
+	const char *trunc = cgt_reader_truncation(d->reader);
+	struct cgt_damage *all = n ? malloc(n * sizeof(*all)) : NULL;
+	uint64_t bytes = 0, whole = 0, cut = 0, frames = 0;
+	uint64_t segments = d->segments_taken;
+
+	if (n > 0 && all == NULL) {
+		fprintf(warn, "cgtrace: warning: damaged trace (out of memory for the details)\n");
+	} else if (n > 0) {
+		memcpy(all, passed, n_passed * sizeof(*all));
+		memcpy(all + n_passed, d->losses, d->n_losses * sizeof(*all));
+		qsort(all, n, sizeof(*all), by_offset);
+	}
+	for (size_t i = 0; all != NULL && i < n; i++) {
+		const struct cgt_damage *x = &all[i];
+		bytes += x->end - x->start;
+		if (x->why[0] != '\0')
+			fprintf(warn, "cgtrace: warning: damaged trace: %s\n", x->why);
+		if (x->segment == UINT64_MAX) {
+			fprintf(warn,
+				"cgtrace: warning:   lost: bytes %llu-%llu, where no frame could be read%s\n",
+				(unsigned long long)x->start, (unsigned long long)x->end,
+				x->end < cgt_reader_file_size(d->reader)
+					? "; read on at the segment marker after them"
+					: ", to the end of the file");
+			continue;
+		}
+		frames += x->frames;
+		whole += x->whole_segment;
+		cut += !x->whole_segment;
+		fprintf(warn,
+			"cgtrace: warning:   lost: the executions in bytes %llu-%llu (%llu frame%s): "
+			"%s segment %llu of %llu\n",
+			(unsigned long long)x->start, (unsigned long long)x->end,
+			(unsigned long long)x->frames, plural(x->frames),
+			x->whole_segment ? "all of" : "the rest of", (unsigned long long)x->segment + 1,
+			(unsigned long long)segments);
+	}
+	char unread[64] = "";
+	if (n_passed > 0)
+		snprintf(unread, sizeof(unread), "; %zu stretch%s where no frame could be read", n_passed,
+			 n_passed == 1 ? "" : "es");
+	if (n > 0)
+		fprintf(warn,
+			"cgtrace: warning: damaged trace: in all, %llu of %llu bytes in %zu place%s: "
+			"the executions of %llu frame%s; of %llu segment%s, %llu lost and %llu cut "
+			"short%s\n",
+			(unsigned long long)bytes, (unsigned long long)cgt_reader_file_size(d->reader), n,
+			plural(n), (unsigned long long)frames, plural(frames), (unsigned long long)segments,
+			plural(segments), (unsigned long long)whole, (unsigned long long)cut, unread);
+	free(all);
+	if (trunc != NULL)
+		fprintf(warn, "cgtrace: warning: %s\n", trunc);
+	int no_end = read_all && !d->have_end;
+	if (no_end && trunc == NULL)
+		fprintf(warn, "cgtrace: warning: the trace has no end record (%s)\n",
+			n > 0 ? "it may be in the damage, or the recording was cut short"
+			      : "the recording was cut short");
+	return n > 0 || trunc != NULL || no_end;
 }
 
 const char *cgt_decoder_replayed(const struct cgt_decoder *d)
@@ -753,5 +930,6 @@ void cgt_decoder_close(struct cgt_decoder *d)
 		cgt_module_free(&d->maps[i].module);
 	free(d->maps);
 	free(d->replayed);
+	free(d->losses);
 	free(d);
 }

@@ -38,7 +38,7 @@ static void print_op(FILE *out, const struct cgt_exec *x, uint32_t k, uint64_t v
 	}
 }
 
-int cgt_trace_dump(FILE *out, const char *path, uint64_t limit, struct cgt_error *e)
+int cgt_trace_dump(FILE *out, FILE *warn, const char *path, uint64_t limit, struct cgt_error *e)
 {
 	struct cgt_decoder *d;
 	struct cgt_batch b;
@@ -75,15 +75,11 @@ int cgt_trace_dump(FILE *out, const char *path, uint64_t limit, struct cgt_error
 			if (open_line)
 				fputc('\n', out);
 		}
-		if (rc < 0)
+		if (rc < 0 && !cgt_decoder_lost(d, e))
 			break;
 	}
-	if (rc >= 0) {
-		const char *trunc = cgt_decoder_truncation(d);
-		if (trunc != NULL)
-			fprintf(stderr, "cgtrace: warning: %s\n", trunc);
-		rc = 0;
-	}
+	if (rc >= 0)
+		rc = cgt_decoder_warn_incomplete(d, limit == 0 || printed < limit, warn);
 	cgt_decoder_close(d);
 	return rc;
 }

@@ -126,7 +126,7 @@ static void print_counts(FILE *out, const struct cgt_trace_counts *n)
 		fprintf(out, "  threads:                 %s\n", cgt_format_count(n->threads, a));
 }
 
-int cgt_trace_info(FILE *out, const char *path, struct cgt_error *e)
+int cgt_trace_info(FILE *out, FILE *warn, const char *path, struct cgt_error *e)
 {
 	struct cgt_decoder *d;
 	struct cgt_batch b;
@@ -141,7 +141,7 @@ int cgt_trace_info(FILE *out, const char *path, struct cgt_error *e)
 		struct cgt_exec x = { 0 };
 		while ((rc = cgt_batch_next(&b, &x, e)) > 0)
 			cgt_counts_add_exec(&counted, &x);
-		if (rc < 0)
+		if (rc < 0 && !cgt_decoder_lost(d, e))
 			break;
 	}
 	if (rc < 0) {
@@ -175,9 +175,7 @@ int cgt_trace_info(FILE *out, const char *path, struct cgt_error *e)
 	print_counts(out, &counted);
 	if (end != NULL && memcmp(&counted, &end->counts, sizeof(counted)) != 0)
 		fprintf(out, "warning: the END record's counts differ from the decoded events\n");
-	const char *trunc = cgt_decoder_truncation(d);
-	if (trunc != NULL)
-		fprintf(stderr, "cgtrace: warning: %s\n", trunc);
+	rc = cgt_decoder_warn_incomplete(d, 1, warn);
 	cgt_decoder_close(d);
-	return 0;
+	return rc;
 }

@@ -312,6 +312,11 @@ static inline uint64_t cgt_memory_allowed(const struct cgt_record *rec)
 
 /* Opens a trace and checks its stream header. */
 int cgt_reader_open(struct cgt_reader **r, const char *path, struct cgt_error *e);
+/* The same, for a reader that survives damage (TRACE-FORMAT.md, "Damage"):
+   a stretch of the file where no whole frame can be found is passed over
+   to the next segment marker and noted (cgt_reader_damage) instead of
+   being an error. */
+int cgt_reader_open_skipping(struct cgt_reader **r, const char *path, struct cgt_error *e);
 uint32_t cgt_reader_version(const struct cgt_reader *r);
 
 /* Reading record by record: 1, a record; 0: end of the trace; negative:
@@ -327,6 +332,7 @@ struct cgt_frame {
 	uint64_t stream_offset;		/* of its content in the stream */
 	int starts_segment;		/* the first frame, or one after a marker */
 	int segment_continues;		/* the next frame continues the segment */
+	size_t damage_before;		/* stretches of damage passed over before it */
 	uint8_t *compressed;
 	size_t compressed_len, compressed_cap;
 	uint8_t *data;			/* content (CGT_FRAME_MAX bytes of room) */
@@ -353,6 +359,17 @@ void cgt_frame_free(struct cgt_frame *f);
 /* After the end: a message if the file ended in an incomplete frame
    (truncated), else NULL. */
 const char *cgt_reader_truncation(const struct cgt_reader *r);
+
+/* A stretch of a damaged trace that could not be used. */
+struct cgt_damage {
+	uint64_t start, end;	/* file offsets: [start, end) */
+	uint64_t frames;	/* zstd frames whose executions are lost (0: unknown) */
+	uint64_t segment;	/* the segment it cuts short or loses (-1: unknown) */
+	int whole_segment;	/* nothing of that segment was used */
+	char why[768];		/* the first thing found wrong, with its offset */
+};
+/* The stretches passed over so far, in file order (cgt_reader_open_skipping). */
+size_t cgt_reader_damage(const struct cgt_reader *r, const struct cgt_damage **d);
 uint64_t cgt_reader_file_size(const struct cgt_reader *r);
 uint64_t cgt_reader_file_offset(const struct cgt_reader *r);	/* consumed so far */
 void cgt_reader_close(struct cgt_reader *r);

@@ -6,6 +6,11 @@
  * from the file is validated before use; memory stays bounded by
  * CGT_FRAME_MAX and one compressed frame per frame in use, whatever the
  * file says.
+ *
+ * Opened to skip damage (cgt_reader_open_skipping), a stretch where no frame
+ * can be found -- a damaged frame header, a frame whose end runs off the
+ * file before its end -- is passed over to the next segment marker and noted
+ * (cgt_reader_damage): the segments after it decode on their own.
  */
 #include "trace.h"
 
@@ -43,6 +48,9 @@ struct cgt_reader {
 	int marker_seen;	/* a segment marker since the last frame */
 	char *truncation;
 	int at_end;
+	int skip_damage;	/* opened by cgt_reader_open_skipping */
+	struct cgt_damage *damage;	/* the stretches passed over, in file order */
+	size_t n_damage;
 
 	struct cgt_frame first;	/* frame 0, read by open, handed out first */
 	int first_pending;
@@ -109,11 +117,69 @@ static void note_truncation(struct cgt_reader *r, uint64_t offset)
 	r->truncation = strdup(buf);
 }
 
+/* Something that is no frame, or a frame that cannot be whole, starts at
+   offset (why says what).  Skipping damage, the next segment marker after it
+   is looked for: 1 and the stretch up to it noted (the marker is next), or 0
+   and the rest of the file noted (the end is next).  Not skipping, or when
+   the stretch may be a cut (cut: the file ends inside the thing at offset)
+   and no marker follows: 0 with a truncation note if cut, else the error. */
+static int pass_damage(struct cgt_reader *r, uint64_t offset, int cut, struct cgt_error *why,
+		       struct cgt_error *e)
+{
+	uint8_t buf[65536];
+	uint64_t at = offset + 1, marker = UINT64_MAX;
+
+	if (!r->skip_damage) {
+		if (cut) {
+			note_truncation(r, offset);
+			return 0;
+		}
+		*e = *why;
+		return -why->status;
+	}
+	while (marker == UINT64_MAX && at < r->file_size) {
+		ssize_t n = pread(r->fd, buf, sizeof(buf), (off_t)at);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return io_error(r, e);
+		if (n < CGT_SEGMENT_MARKER_LEN)
+			break;
+		const uint8_t *m = memmem(buf, (size_t)n, cgt_segment_marker, CGT_SEGMENT_MARKER_LEN);
+		if (m != NULL)
+			marker = at + (uint64_t)(m - buf);
+		else
+			at += (uint64_t)n - (CGT_SEGMENT_MARKER_LEN - 1);
+	}
+	if (marker == UINT64_MAX && cut) {
+		note_truncation(r, offset);
+		return 0;
+	}
+	struct cgt_damage *d = realloc(r->damage, (r->n_damage + 1) * sizeof(*d));
+	if (d == NULL)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	r->damage = d;
+	d = &r->damage[r->n_damage++];
+	*d = (struct cgt_damage){ offset, marker == UINT64_MAX ? r->file_size : marker, 0,
+				  UINT64_MAX, 0, "" };
+	memcpy(d->why, why->msg, sizeof(d->why));
+	/* Read on from the marker (or from the end). */
+	uint64_t next = marker == UINT64_MAX ? r->file_size : marker;
+	if (lseek(r->fd, (off_t)next, SEEK_SET) < 0)
+		return io_error(r, e);
+	r->in_file_offset = next;
+	r->in_len = r->in_pos = 0;
+	r->eof = marker == UINT64_MAX;
+	return marker != UINT64_MAX;
+}
+
 /* Moves past skippable frames (noting segment markers) to the next zstd
    frame.  1: one starts at in_pos; 0: the file ends (cut short: noted);
    negative: error. */
 static int skip_to_frame(struct cgt_reader *r, struct cgt_error *e)
 {
+	struct cgt_error why;
+
 	for (;;) {
 		ssize_t avail = fill(r, 16);
 		if (avail < 0)
@@ -132,16 +198,30 @@ static int skip_to_frame(struct cgt_reader *r, struct cgt_error *e)
 		if ((magic & SKIPPABLE_MASK) != SKIPPABLE_MAGIC) {
 			if (offset == 0)
 				return cgt_fail(e, cgt_err_not_trace, "%s: not a cgtrace trace", r->path);
-			return cgt_fail(e, cgt_err_corrupt,
-					"%s: byte offset %llu: expected a zstd frame (magic 28 b5 2f fd), "
-					"found %02x %02x %02x %02x",
-					r->path, (unsigned long long)offset, p[0], p[1], p[2], p[3]);
+			cgt_fail(&why, cgt_err_corrupt,
+				 "%s: byte offset %llu: expected a zstd frame (magic 28 b5 2f fd), "
+				 "found %02x %02x %02x %02x",
+				 r->path, (unsigned long long)offset, p[0], p[1], p[2], p[3]);
+			int rc = pass_damage(r, offset, 0, &why, e);
+			if (rc <= 0)
+				return rc;
+			continue;
 		}
 		if (avail < 8) {
 			note_truncation(r, offset);
 			return 0;
 		}
 		uint64_t skip = 8 + (uint64_t)le32(p + 4);
+		if (offset + skip > r->file_size) {
+			cgt_fail(&why, cgt_err_corrupt,
+				 "%s: byte offset %llu: a skippable frame of %llu bytes runs past the end "
+				 "of the file",
+				 r->path, (unsigned long long)offset, (unsigned long long)skip);
+			int rc = pass_damage(r, offset, 1, &why, e);
+			if (rc <= 0)
+				return rc;
+			continue;
+		}
 		if (cgt_is_segment_marker(p, (size_t)avail))
 			r->marker_seen = 1;
 		while (skip > 0) {
@@ -160,12 +240,15 @@ static int skip_to_frame(struct cgt_reader *r, struct cgt_error *e)
 }
 
 /* Buffers the whole zstd frame at in_pos: 1 with its size and declared
-   content size; 0 if the file ends inside it (noted); negative: error. */
+   content size; 0 if the file ends inside it (noted) or it is damaged and
+   nothing follows; 2 if it is damaged and passed over; negative: error. */
 static int buffer_frame(struct cgt_reader *r, size_t *size, size_t *content, struct cgt_error *e)
 {
 	uint64_t offset = r->in_file_offset + r->in_pos;
 	size_t want = 4096;
 	const uint8_t *p;
+	struct cgt_error why;
+	int rc;
 
 	for (;;) {
 		ssize_t avail = fill(r, want);
@@ -176,26 +259,35 @@ static int buffer_frame(struct cgt_reader *r, size_t *size, size_t *content, str
 		if (!ZSTD_isError(*size))
 			break;
 		if (r->eof) {
-			note_truncation(r, offset);
-			return 0;
+			cgt_fail(&why, cgt_err_corrupt,
+				 "%s: byte offset %llu: corrupt zstd frame (%s before the end of the "
+				 "file)",
+				 r->path, (unsigned long long)offset, ZSTD_getErrorName(*size));
+			rc = pass_damage(r, offset, 1, &why, e);
+			return rc > 0 ? 2 : rc;
 		}
-		if ((size_t)avail >= max_compressed_frame())
-			return cgt_fail(e, cgt_err_corrupt,
-					"%s: byte offset %llu: corrupt zstd frame (no frame end within "
-					"%zu bytes)",
-					r->path, (unsigned long long)offset, max_compressed_frame());
+		if ((size_t)avail >= max_compressed_frame()) {
+			cgt_fail(&why, cgt_err_corrupt,
+				 "%s: byte offset %llu: corrupt zstd frame (no frame end within %zu bytes)",
+				 r->path, (unsigned long long)offset, max_compressed_frame());
+			rc = pass_damage(r, offset, 0, &why, e);
+			return rc > 0 ? 2 : rc;
+		}
 		want = (size_t)avail * 2;
 	}
 	unsigned long long declared = ZSTD_getFrameContentSize(p, *size);
 	if (declared == ZSTD_CONTENTSIZE_ERROR || declared == ZSTD_CONTENTSIZE_UNKNOWN ||
-	    declared > CGT_FRAME_MAX)
-		return cgt_fail(e, cgt_err_corrupt,
-				"%s: byte offset %llu: zstd frame %s (expected a declared size of at "
-				"most %u bytes)",
-				r->path, (unsigned long long)offset,
-				declared == ZSTD_CONTENTSIZE_UNKNOWN ? "does not declare its size"
-								     : "declares a bad size",
-				CGT_FRAME_MAX);
+	    declared > CGT_FRAME_MAX) {
+		cgt_fail(&why, cgt_err_corrupt,
+			 "%s: byte offset %llu: zstd frame %s (expected a declared size of at "
+			 "most %u bytes)",
+			 r->path, (unsigned long long)offset,
+			 declared == ZSTD_CONTENTSIZE_UNKNOWN ? "does not declare its size"
+							      : "declares a bad size",
+			 CGT_FRAME_MAX);
+		rc = pass_damage(r, offset, 0, &why, e);
+		return rc > 0 ? 2 : rc;
+	}
 	*content = (size_t)declared;
 	return 1;
 }
@@ -207,9 +299,11 @@ static int take_frame_locked(struct cgt_reader *r, struct cgt_frame *f, struct c
 
 	if (r->at_end)
 		return 0;
-	rc = skip_to_frame(r, e);
-	if (rc > 0)
-		rc = buffer_frame(r, &size, &content, e);
+	do {
+		rc = skip_to_frame(r, e);
+		if (rc > 0)
+			rc = buffer_frame(r, &size, &content, e);
+	} while (rc == 2);
 	if (rc <= 0) {
 		r->at_end = rc == 0;
 		return rc;
@@ -230,6 +324,7 @@ static int take_frame_locked(struct cgt_reader *r, struct cgt_frame *f, struct c
 	f->len = f->pos = 0;
 	f->decompressed = 0;
 	f->path = r->path;
+	f->damage_before = r->n_damage;
 	r->stream_offset += content;
 	r->in_pos += size;
 	r->marker_seen = 0;
@@ -336,7 +431,8 @@ void cgt_frame_free(struct cgt_frame *f)
 	memset(f, 0, sizeof(*f));
 }
 
-int cgt_reader_open(struct cgt_reader **out, const char *path, struct cgt_error *e)
+static int reader_open(struct cgt_reader **out, const char *path, int skip_damage,
+		       struct cgt_error *e)
 {
 	struct cgt_reader *r;
 	struct stat st;
@@ -357,6 +453,7 @@ int cgt_reader_open(struct cgt_reader **out, const char *path, struct cgt_error 
 	}
 	pthread_mutex_init(&r->lock, NULL);
 	r->fd = fd;
+	r->skip_damage = skip_damage;
 	r->file_size = (uint64_t)st.st_size;
 	r->path = strdup(path);
 	r->in_cap = max_compressed_frame();
@@ -367,6 +464,10 @@ int cgt_reader_open(struct cgt_reader **out, const char *path, struct cgt_error 
 	}
 
 	int rc = take_frame_locked(r, &r->first, e);
+	if (rc >= 0 && r->n_damage > 0 && (rc == 0 || r->damage[0].start < r->first.file_offset)) {
+		/* The first frame (the stream header's) is the damaged one. */
+		rc = cgt_fail(e, cgt_err_corrupt, "%s", r->damage[0].why);
+	}
 	if (rc > 0)
 		rc = cgt_frame_decompress(&r->first, e) == 0 ? 1 : -1;
 	if (rc < 0) {
@@ -393,6 +494,16 @@ int cgt_reader_open(struct cgt_reader **out, const char *path, struct cgt_error 
 	r->first_pending = 1;
 	*out = r;
 	return 0;
+}
+
+int cgt_reader_open(struct cgt_reader **out, const char *path, struct cgt_error *e)
+{
+	return reader_open(out, path, 0, e);
+}
+
+int cgt_reader_open_skipping(struct cgt_reader **out, const char *path, struct cgt_error *e)
+{
+	return reader_open(out, path, 1, e);
 }
 
 uint32_t cgt_reader_version(const struct cgt_reader *r)
@@ -425,6 +536,12 @@ const char *cgt_reader_truncation(const struct cgt_reader *r)
 	return r->truncation;
 }
 
+size_t cgt_reader_damage(const struct cgt_reader *r, const struct cgt_damage **d)
+{
+	*d = r->damage;
+	return r->n_damage;
+}
+
 uint64_t cgt_reader_file_size(const struct cgt_reader *r)
 {
 	return r->file_size;
@@ -448,6 +565,7 @@ void cgt_reader_close(struct cgt_reader *r)
 	free(r->in);
 	free(r->path);
 	free(r->truncation);
+	free(r->damage);
 	free(r);
 }
 

@@ -524,7 +524,8 @@ static int simulate_segment(struct cgt_sim *s, struct worker *w, struct cgt_deco
 	}
 	struct ll_model *LL = seg->exact && s->o.cache_sim ? &s->LL : NULL;
 	while ((rc = cgt_decode_worker_next(dw, &b, e)) > 0) {
-		if (run_batch(w, seg, LL, &b, progress != NULL, e) < 0)
+		/* A block lost with damage before: the rest of the segment is. */
+		if (run_batch(w, seg, LL, &b, progress != NULL, e) < 0 && !cgt_decode_worker_lost(dw, e))
 			return -e->status;
 		/* A segment before this one failed: this one does not count.  (One
 		   after it does not stop it: the first error in the trace is the

@@ -23,7 +23,7 @@ static inline void fuzz_read_trace(const char *path)
 				      .I1 = { 32768, 8, 64 }, .D1 = { 32768, 8, 64 },
 				      .LL = { 262144, 8, 64 } };
 
-	fuzz_say("info", cgt_trace_info(fuzz_devnull(), path, &e), &e);
+	fuzz_say("info", cgt_trace_info(fuzz_devnull(), fuzz_devnull(), path, &e), &e);
 
 	int rc = cgt_decoder_open(&d, path, &e);
 	fuzz_say("decoder open", rc, &e);
