@@ -10,20 +10,6 @@
 #include "fuzz.h"
 #include "report.h"
 
-/* cgt_annotate leaks its maps (tests/fuzz/findings/cgout/README): until
-   report/annotation.c frees them, LeakSanitizer looks away from it, so
-   that the reader's own leaks still show.  Remove once fixed. */
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#include <sanitizer/lsan_interface.h>
-#define ANNOTATE_LEAKS_IGNORED 1
-#endif
-#endif
-#ifndef ANNOTATE_LEAKS_IGNORED
-static void __lsan_disable(void) {}
-static void __lsan_enable(void) {}
-#endif
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_file f;
@@ -58,14 +44,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.files = files, .n_files = 1, .threshold = 0.1, .show_percs = 1,
 		.context = 8, .invocation = "cgtrace report fuzz",
 	};
-	__lsan_disable();
 	cgt_annotate(fuzz_devnull(), fuzz_devnull(), &text);
 	struct cgt_annotate_options json = {
 		.files = files, .n_files = 2, .diff = 1, .threshold = 1.0,
 		.context = 8, .invocation = "cgtrace report --diff fuzz fuzz", .json = 1,
 	};
 	cgt_annotate(fuzz_devnull(), fuzz_devnull(), &json);
-	__lsan_enable();
 	fuzz_file_close(&f);
 	return 0;
 }
