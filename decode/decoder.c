@@ -846,8 +846,10 @@ int cgt_decoder_warn_incomplete(const struct cgt_decoder *d, int read_all, FILE 
 	if (n > 0 && all == NULL) {
 		fprintf(warn, "cgtrace: warning: damaged trace (out of memory for the details)\n");
 	} else if (n > 0) {
-		memcpy(all, passed, n_passed * sizeof(*all));
-		memcpy(all + n_passed, d->losses, d->n_losses * sizeof(*all));
+		if (n_passed > 0)
+			memcpy(all, passed, n_passed * sizeof(*all));
+		if (d->n_losses > 0)
+			memcpy(all + n_passed, d->losses, d->n_losses * sizeof(*all));
 		qsort(all, n, sizeof(*all), by_offset);
 	}
 	for (size_t i = 0; all != NULL && i < n; i++) {

@@ -247,7 +247,7 @@ int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, u
 				break;
 			if (kind == CGT_OP_INSN)
 				insn++;
-			ops[k].kind = kind;
+			ops[k] = (struct cgt_op){ .kind = kind };	/* size 0 unless a data op */
 			ops[k].insn = (uint16_t)(insn < 0 ? 0 : insn);
 			if (insn < 0)
 				ops[k].insn = UINT16_MAX;	/* rejected by the check below */

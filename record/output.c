@@ -123,11 +123,7 @@ int cgt_output_prepare(struct cgt_output *o, const char *path, int keep_existing
 	if (!keep_existing && stat(o->final, &st) == 0 && !S_ISREG(st.st_mode)) {
 		/* A device or FIFO is written through, as Cachegrind does:
 		   renaming over it would replace it. */
-		o->write_path = strdup(path);
-		if (o->write_path == NULL) {
-			cgt_output_discard(o);
-			return cgt_fail(e, cgt_err_nomem, "out of memory");
-		}
+		o->write_path = o->path;
 		return 0;
 	}
 	/* A regular file (or none yet) is replaced only when the new one is

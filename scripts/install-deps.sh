@@ -11,6 +11,7 @@
 #                              libraries, launcher; Cachegrind for the tests
 #   zstd                       the zstd CLI, used by the tests (zstd -t)
 #   python3                    small helpers in the test suite
+#   strace                     the tests count the threads simulate starts
 #
 # With the argument "fuzz" (make fuzz), also:
 #   clang libclang-rt-N-dev    clang and its libFuzzer and sanitizer runtimes
@@ -18,7 +19,7 @@
 #                              of clang that --no-install-recommends skips)
 set -eu
 
-PACKAGES="gcc make pkg-config libzstd-dev libelf-dev libdw-dev libiberty-dev libipt-dev libzydis-dev valgrind zstd python3"
+PACKAGES="gcc make pkg-config libzstd-dev libelf-dev libdw-dev libiberty-dev libipt-dev libzydis-dev valgrind zstd python3 strace"
 if [ "${1:-}" = fuzz ]; then
 	PACKAGES="$PACKAGES clang"
 	if command -v clang >/dev/null 2>&1; then

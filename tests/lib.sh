@@ -65,6 +65,21 @@ check_contains() {
 # A fixed environment, so that Cachegrind and cgtrace runs see the same one.
 clean_env() { env -i PATH=/usr/bin:/bin HOME="$WORK" LANG=C "$@"; }
 
+# run_limited KB COMMAND...: COMMAND with its memory limited to KB KiB: its
+# address space (ulimit -v); in a sanitized build (make test-asan), whose
+# shadow memory alone takes terabytes of address space, its resident memory
+# instead, which AddressSanitizer enforces with a report that fails the test
+# (three times the limit: room for ASan's own overhead).
+run_limited() {
+	local kb=$1
+	shift
+	if [ -n "${CGTRACE_SANITIZED:-}" ]; then
+		ASAN_OPTIONS=hard_rss_limit_mb=$((kb * 3 / 1024)) "$@"
+	else
+		(ulimit -v "$kb" && exec "$@")
+	fi
+}
+
 # numbers FILE: 20,000 pseudo-random numbers, one a line, always the same.
 numbers() {
 	python3 -c "

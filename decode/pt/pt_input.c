@@ -396,7 +396,8 @@ static int place_breaks(struct reading *r)
 	struct pt_input *in = r->in;
 	for (size_t i = 0; i < in->n_cpus; i++) {
 		struct pt_cpu_stream *s = &in->cpus[i];
-		qsort(s->runs, s->n_runs, sizeof(*s->runs), by_offset);
+		if (s->n_runs > 1)
+			qsort(s->runs, s->n_runs, sizeof(*s->runs), by_offset);
 	}
 	for (size_t i = 0; i < r->n_breaks; i++) {
 		const struct pending_break *b = &r->breaks[i];
@@ -415,7 +416,8 @@ static int place_breaks(struct reading *r)
 		free(s->runs);
 		s->runs = NULL;
 		s->n_runs = s->cap_runs = 0;
-		qsort(s->breaks, s->n_breaks, sizeof(*s->breaks), by_position);
+		if (s->n_breaks > 1)
+			qsort(s->breaks, s->n_breaks, sizeof(*s->breaks), by_position);
 		size_t n = 0;
 		for (size_t k = 0; k < s->n_breaks; k++)
 			if (s->breaks[k] > 0 && s->breaks[k] < s->len && (n == 0 || s->breaks[k] != s->breaks[n - 1]))
@@ -502,7 +504,8 @@ int pt_input_read(struct pt_input *in, const char *path, struct cgt_error *e)
 		pt_input_free(in);
 		return rc;
 	}
-	qsort(in->samples, in->n_samples, sizeof(*in->samples), by_thread_then_time);
+	if (in->n_samples > 1)
+		qsort(in->samples, in->n_samples, sizeof(*in->samples), by_thread_then_time);
 	for (size_t i = 0; i < in->n_cpus; i++) {
 		/* Time order, which pt_input_switch_at searches by: the kernel's,
 		   unless the file is damaged. */

@@ -13,12 +13,12 @@ LIMIT_KB=300000		# address space: the 1 GiB of AUX data cannot fit
 
 # ---- 1 GiB of AUX data (PAD packets) in 62 KB ------------------------------
 cp "$DATA/pt_aux_bomb_1GiB.zst" bomb.zst
-out=$( (ulimit -v $LIMIT_KB && exec "$CGTRACE" info bomb.zst) 2>&1)
+out=$(run_limited $LIMIT_KB "$CGTRACE" info bomb.zst 2>&1)
 check_eq "AUX bomb: info within ${LIMIT_KB} KB of address space: exit status 0" 0 "$?"
 check_contains "AUX bomb: the 1 GiB of packets is read and skipped, counted" \
 	"1 decode error (1,073,726,086 bytes of packets skipped)" "$out"
 rm -f bomb.decoded.zst
-out=$( (ulimit -v $LIMIT_KB && exec "$CGTRACE" simulate -q -o bomb.out bomb.zst) 2>&1)
+out=$(run_limited $LIMIT_KB "$CGTRACE" simulate -q -o bomb.out bomb.zst 2>&1)
 check_eq "AUX bomb: simulate within ${LIMIT_KB} KB of address space: exit status 0" 0 "$?"
 check "AUX bomb: simulate wrote its output" test -s bomb.out
 

@@ -80,18 +80,11 @@ elif kind == "unmaps":
 EOF
 bomb() { python3 bomb.py "$@"; }
 
-# limited COMMAND...: runs it with the address space limited to LIMIT_KB;
-# prints its standard error and exit status. A sanitized build (make
-# test-asan) reserves terabytes of address space for its shadow memory, so
-# there the limit is on resident memory, which AddressSanitizer enforces
-# (with room for its own overhead) by a report that fails the test.
+# limited COMMAND...: runs it with its memory limited to LIMIT_KB
+# (run_limited); prints its standard error and exit status.
 limited() {
 	local out rc
-	if [ -n "${CGTRACE_SANITIZED:-}" ]; then
-		out=$( (ASAN_OPTIONS=hard_rss_limit_mb=$((LIMIT_KB * 3 / 1024)) "$@" >/dev/null) 2>&1)
-	else
-		out=$( (ulimit -v "$LIMIT_KB" && "$@" >/dev/null) 2>&1)
-	fi
+	out=$(run_limited "$LIMIT_KB" "$@" 2>&1 >/dev/null)
 	rc=$?
 	echo "$out"
 	echo "exit $rc"

@@ -84,10 +84,16 @@ static void blocks_round_trip(void)
 	for (uint32_t i = 0; i < 2 && b.n == 2; i++) {
 		CHECK_EQ(b.blocks[i]->n_insns, a.blocks[i]->n_insns);
 		CHECK_EQ(b.blocks[i]->n_ops, a.blocks[i]->n_ops);
-		CHECK(memcmp(b.blocks[i]->insns, a.blocks[i]->insns,
-			     a.blocks[i]->n_insns * sizeof(struct cgt_insn)) == 0);
-		CHECK(memcmp(b.blocks[i]->ops, a.blocks[i]->ops,
-			     a.blocks[i]->n_ops * sizeof(struct cgt_op)) == 0);
+		/* Field by field: memcmp would compare the structs' padding. */
+		for (uint32_t k = 0; k < a.blocks[i]->n_insns && k < b.blocks[i]->n_insns; k++) {
+			CHECK_EQ(b.blocks[i]->insns[k].addr, a.blocks[i]->insns[k].addr);
+			CHECK_EQ(b.blocks[i]->insns[k].len, a.blocks[i]->insns[k].len);
+		}
+		for (uint32_t k = 0; k < a.blocks[i]->n_ops && k < b.blocks[i]->n_ops; k++) {
+			CHECK_EQ(b.blocks[i]->ops[k].kind, a.blocks[i]->ops[k].kind);
+			CHECK_EQ(b.blocks[i]->ops[k].insn, a.blocks[i]->ops[k].insn);
+			CHECK_EQ(b.blocks[i]->ops[k].size, a.blocks[i]->ops[k].size);
+		}
 		CHECK_EQ(b.blocks[i]->map_epoch, 7);
 	}
 	/* decoding the same ids again is refused: ids are consecutive */

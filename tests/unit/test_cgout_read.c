@@ -154,7 +154,7 @@ static void test_missing_counts_after_longer_lines(void)
 static void test_reads_a_pipe(void)
 {
 	static const char text[] = "cmd: p\nevents: Ir\nfl=a.c\nfn=f\n1 5\nsummary: 5\n";
-	char fifo[] = "/tmp/cgtrace-test-cgout-fifo.XXXXXX";
+	char fifo[64] = "/tmp/cgtrace-test-cgout-fifo.XXXXXX";	/* room for "/f" */
 	CHECK(mkdtemp(fifo) != NULL);
 	strcat(fifo, "/f");
 	CHECK(mkfifo(fifo, 0600) == 0);
