@@ -42,6 +42,7 @@ struct cgt_decoder {
 	struct cgt_mapping *maps;
 	size_t n_maps, cap_maps;
 	uint64_t map_bytes;		/* the memory of maps and first_modules */
+	uint64_t unmap_steps;		/* mappings UNMAP records have looked at */
 	struct cgt_trace_end end;
 	int have_end;
 	uint64_t segments_taken;
@@ -155,6 +156,19 @@ static int unmap(struct cgt_decoder *d, uint64_t start, uint64_t size, uint32_t 
 	uint64_t end = start + size;
 	size_t n = d->n_maps;
 
+	/* Each UNMAP looks at every mapping so far: a real recording has some
+	   hundreds, and a trace that makes this quadratic is refused before it
+	   takes longer than its size can justify. */
+	d->unmap_steps += n;
+	if (d->unmap_steps > cgt_memory_allowed(rec))
+		return cgt_fail(e, cgt_err_corrupt,
+				"%s: stream offset %llu (frame at byte offset %llu): UNMAP record: "
+				"expected no more mapping changes than a trace of this size can make "
+				"(its UNMAPs have looked at %llu mappings, at most %llu)",
+				rec->path, (unsigned long long)rec->stream_offset,
+				(unsigned long long)rec->frame_offset,
+				(unsigned long long)d->unmap_steps,
+				(unsigned long long)cgt_memory_allowed(rec));
 	for (size_t i = 0; i < n; i++) {
 		struct cgt_mapping *map = &d->maps[i];
 		uint64_t ms = map->module.start, me = ms + map->module.size;

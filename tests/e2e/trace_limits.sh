@@ -3,7 +3,7 @@
 # the file, the byte offset and the limit, exit status 1, and stay within
 # a memory limit the bombs used to exceed many times over.
 source "$(dirname "$0")/../lib.sh"
-plan 13
+plan 14
 
 DATA=$ROOT/tests/data
 LIMIT_KB=$((384 * 1024))	# address space: the bombs took 1 GB and more
@@ -77,6 +77,12 @@ elif kind == "unmaps":
     recs = [header(), module(start, 0x10000000, b"/" * 4096)]
     recs += [record(3, varint(start + 2 * i + 1) + varint(1)) for i in range(100000)]
     write(path, recs)
+elif kind == "idle-unmaps":
+    # 20,000 mappings, then 200,000 UNMAPs that end none of them: each
+    # UNMAP looks at every mapping, 4 billion looks in all
+    recs = [header()] + [module(0x10000000 + i * 0x2000, 0x1000, b"/m") for i in range(20000)]
+    recs += [record(3, varint(0x100 + i) + varint(1)) for i in range(200000)]
+    write(path, recs)
 EOF
 bomb() { python3 bomb.py "$@"; }
 
@@ -136,6 +142,13 @@ check_refused "a path of 4097 bytes: info refuses it" \
 bomb unmaps unmaps.zst
 refused "100,000 UNMAPs splitting a mapping" unmaps.zst \
 	"UNMAP record: expected module mappings that fit the memory a trace of this size can need"
+
+# UNMAPs that each look at every mapping: refused before they take time
+# the file's size cannot justify.
+bomb idle-unmaps idle-unmaps.zst
+check_refused "200,000 UNMAPs past 20,000 mappings: info refuses them" \
+	"UNMAP record: expected no more mapping changes than a trace of this size can make" \
+	"$(limited "$CGTRACE" info idle-unmaps.zst)"
 
 # Decompression bombs: a frame of 1 GiB of zeros (32 KB), declaring its
 # size or not.
