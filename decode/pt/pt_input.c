@@ -448,6 +448,14 @@ static int read_records(struct reading *r, struct cgt_reader *reader, const char
 					     ? cgt_header_decode(&in->header, &rec, r->e)
 					     : cgt_fail(r->e, cgt_err_corrupt, "%s: expected a HEADER record first",
 							path);
+				/* The decode copies the header: anything but a
+				   recording of the pt backend would not read back. */
+				if (rc == 0 && (strcmp(in->header.backend, "pt") != 0 ||
+						in->header.decoded.present))
+					rc = cgt_fail(r->e, cgt_err_corrupt,
+						      "%s: expected a trace of the pt backend, not %s'%s'",
+						      path, in->header.decoded.present ? "a decode of one, " : "",
+						      in->header.backend);
 			} else {
 				rc = take(r, &rec);
 			}
