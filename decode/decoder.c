@@ -338,6 +338,16 @@ static int prepare_frame(struct cgt_decode_worker *w, struct cgt_error *e)
 	pthread_mutex_unlock(&d->lock);
 	if (rc < 0)
 		return rc;
+	/* Room for the values of every block applied so far, even in a frame
+	   being skipped: a SEGMENT record in it ends the skipping, and its
+	   EVENTS after that are decoded. */
+	if (w->scratch_cap < w->max_block_values) {
+		uint64_t *v = realloc(w->scratch, w->max_block_values * sizeof(*v));
+		if (v == NULL)
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+		w->scratch = v;
+		w->scratch_cap = w->max_block_values;
+	}
 	if (damaged) {
 		w->frame.pos = w->frame.len = 0;
 		lose_from_here(w, why.msg);
@@ -346,13 +356,6 @@ static int prepare_frame(struct cgt_decode_worker *w, struct cgt_error *e)
 	if (w->skipping) {
 		lose_from_here(w, NULL);
 		return 1;
-	}
-	if (w->scratch_cap < w->max_block_values) {
-		uint64_t *v = realloc(w->scratch, w->max_block_values * sizeof(*v));
-		if (v == NULL)
-			return cgt_fail(e, cgt_err_nomem, "out of memory");
-		w->scratch = v;
-		w->scratch_cap = w->max_block_values;
 	}
 	return 0;
 }
@@ -610,15 +613,7 @@ static int install_decode(const char *temp, const char *decoded, enum stored_dec
 {
 	if (was == DECODE_STALE)
 		return rename(temp, decoded);
-	if (renameat2(AT_FDCWD, temp, AT_FDCWD, decoded, RENAME_NOREPLACE) == 0)
-		return 0;
-	if (errno != EINVAL && errno != ENOSYS)
-		return -1;
-	/* A file system without RENAME_NOREPLACE: link() never replaces. */
-	if (link(temp, decoded) < 0)
-		return -1;
-	unlink(temp);
-	return 0;
+	return cgt_rename_noreplace(temp, decoded);
 }
 
 /* A pt trace (header h): decoded once into FOO.decoded.zst beside it,

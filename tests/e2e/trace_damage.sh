@@ -6,7 +6,7 @@
 # status 0, 1 or 3, and the same cachegrind.out and messages on every
 # thread count.  Then info, dump and simulate on one damaged trace agree.
 source "$(dirname "$0")/../lib.sh"
-plan 27
+plan 29
 
 # The sort trace of simulate_exact.sh: 21 segments, one frame each.
 numbers numbers.txt
@@ -166,6 +166,24 @@ check_eq "a marker's text damaged: the segments merge, nothing lost" 0 "$(outcom
 k=$(number "middle frame: checksum flag")
 check_contains "a frame's checksum flag cleared: only its 4 checksum bytes are not used" \
 	"in all, 4 of $(stat -c %s sort.zst) bytes in 1 place" "$(cat err.$k)"
+
+# Two bytes: the middle frame lost, and the marker after it no longer a
+# marker, so the next segment's frame (which begins with its SEGMENT
+# record) counts as the lost segment's: decoding resumes inside a frame
+# being skipped, with the values of every block applied so far.
+mid=$(awk '$1 == "frame" { f[n++] = $2 } END { print f[int(n / 2)] }' frames.txt)
+marker=$(awk -v m="$mid" '$1 == "marker" && $2 > m { print $2; exit }' frames.txt)
+flip two-bytes.zst "$(awk -v m="$mid" '$1 == "frame" && $2 == m { print $2 + int($3 / 2) }' frames.txt)" 85
+python3 -c "
+import sys
+f = open('two-bytes.zst', 'r+b'); f.seek(int(sys.argv[1]) + 8); f.write(b'X')" "$marker"
+statuses=""
+for t in 1 3 8; do
+	timeout -k 5 120 "$CGTRACE" simulate -q --threads=$t -o tb.$t.out two-bytes.zst 2>tb.$t.err
+	statuses="$statuses $?"
+done
+check_eq "a lost frame and the next marker's text: exit status 3 on 1, 3 and 8 threads" " 3 3 3" "$statuses"
+check "... the same file on 1, 3 and 8 threads" bash -c 'test -s tb.1.out && cmp -s tb.1.out tb.3.out && cmp -s tb.1.out tb.8.out'
 
 # info, dump and simulate on one damaged trace: the same report, status 3,
 # and the same instructions (a smaller trace of two segments, for dump).
