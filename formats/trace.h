@@ -378,6 +378,10 @@ void cgt_reader_close(struct cgt_reader *r);
    cgtrace trace, 0 if not, negative if it cannot be read. */
 int cgt_file_is_trace(const char *path);
 
+/* Moves the file from to the name to, never replacing what is there:
+   0, or -1 with errno (EEXIST: to exists). */
+int cgt_rename_noreplace(const char *from, const char *to);
+
 /* ---- Payload codecs (trace_records.c) -------------------------------- */
 
 int cgt_header_encode(struct cgt_buf *b, const struct cgt_trace_header *h);

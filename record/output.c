@@ -166,8 +166,8 @@ int cgt_output_commit(struct cgt_output *o, struct cgt_error *e)
 		o->written = o->path;
 		return 0;
 	}
-	/* Never replaces anything: link() claims the first free name, even
-	   against another run doing the same. */
+	/* Never replaces anything: the first free name is claimed
+	   atomically, even against another run doing the same. */
 	for (unsigned n = 0; n < 10000; n++) {
 		char *name = NULL;
 		if (n == 0)
@@ -176,8 +176,7 @@ int cgt_output_commit(struct cgt_output *o, struct cgt_error *e)
 			name = NULL;
 		if (name == NULL)
 			return cgt_fail(e, cgt_err_nomem, "out of memory");
-		if (link(o->temporary, name) == 0) {
-			unlink(o->temporary);
+		if (cgt_rename_noreplace(o->temporary, name) == 0) {
 			free(o->temporary);
 			o->temporary = NULL;
 			free(o->final);
