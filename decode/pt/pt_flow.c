@@ -157,6 +157,9 @@ static int open_window(struct pt_flow *f, struct cgt_error *e)
 	if (f->filled == 0)
 		return 0;
 
+	/* libipt may read past a PSB cut off at the end: zeros, not
+	   whatever the buffer held before. */
+	memset(f->buffer + f->filled, 0, SLACK);
 	struct pt_config c;
 	config_for(f, &c, f->buffer, f->filled);
 	int rc = index_psbs(f, &c, e);
