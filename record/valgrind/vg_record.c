@@ -85,6 +85,10 @@ static void end_from_status(struct cgt_trace_end *end, const struct vg_session *
 	}
 }
 
+/* SIGXFSZ's disposition as cgtrace was started with: cgtrace ignores it
+   (a file size limit is a message, EFBIG), the program gets it back. */
+static void (*xfsz_given)(int) = SIG_DFL;
+
 /* The child: waits until the parent has opened the output, then starts
    Valgrind.  Never returns. */
 static void run_child(int go_fd, int go_w, struct vg_transport *t, char **vg_argv, char **envp)
@@ -97,7 +101,7 @@ static void run_child(int go_fd, int go_w, struct vg_transport *t, char **vg_arg
 	if (read(go_fd, &go, 1) != 1)
 		_exit(127);	/* the parent gave up (or died): nothing may run */
 	close(go_fd);
-	signal(SIGXFSZ, SIG_DFL);	/* the program's, as the shell gave it */
+	signal(SIGXFSZ, xfsz_given);	/* the program's, as the shell gave it */
 	vg_transport_pass_to_tool(t);	/* the only descriptors the tool inherits */
 	execve(vg_argv[0], vg_argv, envp);
 	fprintf(stderr, "cgtrace: cannot start Valgrind (%s): %s\n", vg_argv[0], strerror(errno));
@@ -116,7 +120,9 @@ int vg_record(const struct cgt_record_options *o)
 	char *tool = NULL, *out_path = NULL, *abs_tmpl = NULL;
 	const char *why;
 
-	signal(SIGXFSZ, SIG_IGN);
+	xfsz_given = signal(SIGXFSZ, SIG_IGN);
+	if (xfsz_given == SIG_ERR)
+		xfsz_given = SIG_DFL;
 	tool = vg_tool_path();
 	if (check_valgrind(tool) < 0)
 		goto out;
@@ -242,7 +248,7 @@ wait_children:
 		while (wait(NULL) > 0 || errno == EINTR)
 			;
 out:
-	signal(SIGXFSZ, SIG_DFL);
+	signal(SIGXFSZ, xfsz_given);
 	vg_launch_cleanup(&launch);
 	vg_transport_close(&tr);
 	for (int i = 0; i < 2; i++)

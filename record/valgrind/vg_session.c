@@ -62,8 +62,8 @@ static void drain(const struct vg_transport *t, pid_t stop_pid)
 			if (left <= 0) {
 				kill(stop_pid, SIGKILL);
 				stop_pid = 0;
-			} else if (poll(&p, 1, (int)left) == 0) {
-				continue;
+			} else if (poll(&p, 1, (int)left) <= 0) {
+				continue;	/* time out, or a signal: look at the clock again */
 			}
 		}
 		if ((n = read(t->ready[0], msg, sizeof(msg))) == 0)
