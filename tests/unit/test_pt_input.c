@@ -192,7 +192,7 @@ static void config_id_count_bounded(void)
 	/* key 5 (event), length 9: kind 1, type 8, config 0, config1 0,
 	   sample_type 0, period 1, n_ids 4096 (2 bytes), one id. */
 	uint8_t field[] = { 5, 9, 1, 8, 0, 0, 0, 1, 0x80, 0x20, 7 };
-	struct cgt_record rec = { CGT_REC_PT_CONFIG, field, sizeof(field), 0, 0, "test" };
+	struct cgt_record rec = { CGT_REC_PT_CONFIG, field, sizeof(field), 0, 0, "test", 0 };
 
 	CHECK(cgt_pt_config_decode(&c, &rec, &e) < 0);
 	CHECK(strstr(e.msg, "as many event ids as the rest of the field can hold") != NULL);
