@@ -51,6 +51,8 @@ struct cgt_reader {
 	int skip_damage;	/* opened by cgt_reader_open_skipping */
 	struct cgt_damage *damage;	/* the stretches passed over, in file order */
 	size_t n_damage;
+	int lookahead_status;	/* an error looking past the last frame taken: */
+	struct cgt_error lookahead_error;	/* the next take reports it */
 
 	struct cgt_frame first;	/* frame 0, read by open, handed out first */
 	int first_pending;
@@ -299,6 +301,10 @@ static int take_frame_locked(struct cgt_reader *r, struct cgt_frame *f, struct c
 
 	if (r->at_end)
 		return 0;
+	if (r->lookahead_status < 0) {
+		*e = r->lookahead_error;
+		return r->lookahead_status;
+	}
 	do {
 		rc = skip_to_frame(r, e);
 		if (rc > 0)
@@ -329,10 +335,14 @@ static int take_frame_locked(struct cgt_reader *r, struct cgt_frame *f, struct c
 	r->in_pos += size;
 	r->marker_seen = 0;
 	/* Whether the next frame continues this segment: a zstd frame with no
-	   marker before it. */
-	rc = skip_to_frame(r, e);
-	if (rc < 0)
-		return rc;
+	   marker before it.  This frame has its index now, and every index
+	   taken must be handed out (workers wait for each in turn), so an error
+	   looking further is the next take's to report. */
+	rc = skip_to_frame(r, &r->lookahead_error);
+	if (rc < 0) {
+		r->lookahead_status = rc;
+		rc = 0;
+	}
 	f->segment_continues = rc > 0 && !r->marker_seen;
 	return 1;
 }
