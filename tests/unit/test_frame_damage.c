@@ -10,27 +10,11 @@
 #include "check.h"
 #include "decode.h"
 #include "sim.h"
+#include "synth_trace.h"
 
 #define N_BLOCKS 40
 
 static char dir[] = "/tmp/cgtrace-unit-XXXXXX";
-static uint32_t rng;
-
-static uint32_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 17;
-	rng ^= rng << 5;
-	return rng;
-}
-
-static void put(struct cgt_writer *w, unsigned type, struct cgt_buf *b)
-{
-	struct cgt_error e;
-	CHECK(cgt_writer_put(w, type, b->data, b->len, &e) == 0);
-	b->len = 0;
-}
-
 static void add_block(struct cgt_block_table *t, uint64_t pc)
 {
 	struct cgt_insn insns[4];
@@ -54,46 +38,34 @@ static void add_block(struct cgt_block_table *t, uint64_t pc)
    (else one segment of many frames). */
 static void write_trace(const char *path, int segments)
 {
-	char *argv[] = { "synthetic" };
-	struct cgt_trace_header h = { .backend = "valgrind", .argc = 1, .argv = argv,
-				      .max_access_size = 8 };
+	struct synth_trace s;
 	struct cgt_block_table t = { 0 };
-	struct cgt_buf b = { 0 };
-	struct cgt_writer *w;
 	struct cgt_error e;
 	uint64_t values[16];
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 	rng = 7;
-	CHECK(cgt_writer_open(&w, fd, path, &e) == 0);
-	CHECK(cgt_header_encode(&b, &h) == 0);
-	put(w, CGT_REC_HEADER, &b);
+	synth_open(&s, path, 8);
 	for (uint32_t record = 0; record < 120; record++) {
 		uint32_t known = record < 50 ? N_BLOCKS / 2 : N_BLOCKS;
 		for (uint32_t i = t.n; i < known; i++) {
 			add_block(&t, 0x400000 + i * 100);
-			CHECK(cgt_blocks_encode(&b, t.blocks[i]) == 0);
+			CHECK(cgt_blocks_encode(&s.b, t.blocks[i]) == 0);
 		}
-		if (b.len > 0)
-			put(w, CGT_REC_BLOCKS, &b);
-		CHECK(cgt_events_begin(&b, 1) == 0);
+		if (s.b.len > 0)
+			put(s.w, CGT_REC_BLOCKS, &s.b);
+		CHECK(cgt_events_begin(&s.b, 1) == 0);
 		for (int k = 0; k < 60000; k++) {
 			struct cgt_block *blk = t.blocks[next() % known];
 			uint32_t exit = next() % (blk->n_exits + 1);
 			for (uint32_t j = 0; j < blk->values_in_prefix[exit]; j++)
 				values[j] = 0x10000000 + (uint64_t)(next() % 50000) * 8;
-			CHECK(cgt_events_encode(&b, &t, blk, exit, values) == 0);
+			CHECK(cgt_events_encode(&s.b, &t, blk, exit, values) == 0);
 		}
-		put(w, CGT_REC_EVENTS, &b);
+		put(s.w, CGT_REC_EVENTS, &s.b);
 		if (segments)
-			CHECK(cgt_writer_segment_point(w, &t, &e) == 0);
+			CHECK(cgt_writer_segment_point(s.w, &t, &e) == 0);
 	}
-	struct cgt_trace_end end = { .kind = CGT_END_EXIT };
-	CHECK(cgt_end_encode(&b, &end) == 0);
-	put(w, CGT_REC_END, &b);
-	CHECK(cgt_writer_close(w, &e) == 0);
-	close(fd);
-	cgt_buf_free(&b);
+	synth_close(&s);
 	cgt_block_table_free(&t);
 }
 

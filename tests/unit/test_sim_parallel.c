@@ -10,27 +10,11 @@
 #include "check.h"
 #include "decode.h"
 #include "sim.h"
+#include "synth_trace.h"
 
 #define N_BLOCKS 40
 
 static char dir[] = "/tmp/cgtrace-unit-XXXXXX";
-static uint32_t rng = 99;
-
-static uint32_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 17;
-	rng ^= rng << 5;
-	return rng;
-}
-
-static void put(struct cgt_writer *w, unsigned type, struct cgt_buf *b)
-{
-	struct cgt_error e;
-	CHECK(cgt_writer_put(w, type, b->data, b->len, &e) == 0);
-	b->len = 0;
-}
-
 /* A block of 1-6 instructions, each with up to two data accesses, the
    last one a conditional branch or (one in four blocks) an indirect one;
    some instructions have a conditional side exit. */
@@ -62,32 +46,25 @@ static void add_block(struct cgt_block_table *t, uint64_t pc)
    exist.  The same random content every time, bad records aside. */
 static void write_trace(const char *path, unsigned bad1, unsigned bad2, int segments)
 {
-	char *argv[] = { "synthetic" };
-	struct cgt_trace_header h = { .backend = "valgrind", .argc = 1, .argv = argv,
-				      .max_access_size = 32 };
+	struct synth_trace s;
 	struct cgt_block_table t = { 0 };
-	struct cgt_buf b = { 0 };
-	struct cgt_writer *w;
 	struct cgt_error e;
 	uint64_t values[64];
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 	rng = 99;
-	CHECK(cgt_writer_open(&w, fd, path, &e) == 0);
-	CHECK(cgt_header_encode(&b, &h) == 0);
-	put(w, CGT_REC_HEADER, &b);
+	synth_open(&s, path, 32);
 	for (uint32_t i = 0; i < N_BLOCKS; i++) {
 		add_block(&t, 0x400000 + i * 200 + next() % 64);
-		CHECK(cgt_blocks_encode(&b, t.blocks[i]) == 0);
+		CHECK(cgt_blocks_encode(&s.b, t.blocks[i]) == 0);
 	}
-	put(w, CGT_REC_BLOCKS, &b);
+	put(s.w, CGT_REC_BLOCKS, &s.b);
 	for (uint32_t record = 0; record < 200; record++) {
-		CHECK(cgt_events_begin(&b, 1) == 0);
+		CHECK(cgt_events_begin(&s.b, 1) == 0);
 		if (record == bad1 || record == bad2) {
-			uint8_t *p = cgt_buf_reserve(&b, 2);
+			uint8_t *p = cgt_buf_reserve(&s.b, 2);
 			p[0] = 0xff;	/* block 8191: not defined */
 			p[1] = 0x7f;
-			b.len += 2;
+			s.b.len += 2;
 		}
 		for (int k = 0; k < 20000; k++) {
 			struct cgt_block *blk = t.blocks[next() % N_BLOCKS];
@@ -99,18 +76,13 @@ static void write_trace(const char *path, unsigned bad1, unsigned bad2, int segm
 					    : r % 3 == 1 ? 0x20000000 + (r >> 8) % 4096
 							 : 0x30000000 + (uint64_t)((r >> 4) % 100000) * 64;
 			}
-			CHECK(cgt_events_encode(&b, &t, blk, exit, values) == 0);
+			CHECK(cgt_events_encode(&s.b, &t, blk, exit, values) == 0);
 		}
-		put(w, CGT_REC_EVENTS, &b);
+		put(s.w, CGT_REC_EVENTS, &s.b);
 		if (segments)
-			CHECK(cgt_writer_segment_point(w, &t, &e) == 0);
+			CHECK(cgt_writer_segment_point(s.w, &t, &e) == 0);
 	}
-	struct cgt_trace_end end = { .kind = CGT_END_EXIT };
-	CHECK(cgt_end_encode(&b, &end) == 0);
-	put(w, CGT_REC_END, &b);
-	CHECK(cgt_writer_close(w, &e) == 0);
-	close(fd);
-	cgt_buf_free(&b);
+	synth_close(&s);
 	cgt_block_table_free(&t);
 }
 
