@@ -67,6 +67,48 @@ struct cgt_cache_defaults {
 void cgt_cache_defaults(const struct cgt_trace_header *h, int ll_given,
 			struct cgt_cache_defaults *d);
 
+/* ---- Hierarchies ------------------------------------------------------- */
+
+/* The levels a hierarchy may have, nearest the core first.  Instruction
+   fetches go to I1, data references to D1; a miss at one level is looked
+   up, with the same address and size, at the next level present. */
+enum cgt_level { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_L2, CGT_LEVEL_LL, CGT_N_LEVELS };
+
+extern const char *const cgt_level_names[CGT_N_LEVELS];	/* "I1" "D1" "L2" "LL" */
+
+/* One configuration: a level whose size is 0 is absent (only L2 may be). */
+struct cgt_hierarchy {
+	struct cgt_cache_config level[CGT_N_LEVELS];
+};
+
+/* ---- Events, as data ----------------------------------------------------- */
+
+/* What an event counts: executions of one kind of access, or its misses
+   at one level (mispredicts, for the branch kinds). */
+enum cgt_access { CGT_ACCESS_FETCH, CGT_ACCESS_READ, CGT_ACCESS_WRITE, CGT_ACCESS_COND,
+		  CGT_ACCESS_INDIRECT };
+
+#define CGT_MAX_EVENTS 16
+#define CGT_EVENT_EXECUTED (-1)	/* level of an event counting executions */
+#define CGT_EVENT_MISPREDICT (-2)	/* level of a branch event counting mispredicts */
+
+struct cgt_event_def {
+	char name[8];		/* "Ir", "D2mw", ... */
+	uint8_t access;		/* enum cgt_access */
+	int8_t level;		/* enum cgt_level, or CGT_EVENT_EXECUTED / _MISPREDICT */
+};
+
+/* The events of a run, in the order of its files' "events:" line. */
+struct cgt_event_set {
+	unsigned n;
+	struct cgt_event_def ev[CGT_MAX_EVENTS];
+};
+
+/* Cachegrind's events for these settings (Ir I1mr ILmr Dr D1mr DLmr Dw
+   D1mw DLmw, then Bc Bcm Bi Bim), with I2mr, D2mr and D2mw after the
+   level-1 ones when has_L2. */
+void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int branch_sim);
+
 /* ---- Simulator (sim.c) ------------------------------------------------ */
 
 struct cgt_sim_options {

@@ -1,0 +1,56 @@
+/*
+ * The event set of a run, as data (after Callgrind's events.h): each
+ * event names what it counts -- executions of a kind of access, or its
+ * misses at a level -- and everything else (the counting, the files'
+ * "events:" lines, summaries, plots) follows from that.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "sim.h"
+
+const char *const cgt_level_names[CGT_N_LEVELS] = { "I1", "D1", "L2", "LL" };
+
+static void add(struct cgt_event_set *es, const char *name, enum cgt_access access, int level)
+{
+	struct cgt_event_def *ev = &es->ev[es->n++];
+	snprintf(ev->name, sizeof(ev->name), "%s", name);
+	ev->access = (uint8_t)access;
+	ev->level = (int8_t)level;
+}
+
+/* One kind of access's column group: its executions, then its misses at
+   each level, nearest first (Cachegrind's letters: 1, 2, L). */
+static void add_group(struct cgt_event_set *es, const char *prefix, const char *suffix,
+		      enum cgt_access access, int first_level, int cache_sim, int has_L2)
+{
+	char name[8];
+	add(es, strcmp(prefix, "I") == 0 ? "Ir" : suffix[0] == 'r' ? "Dr" : "Dw", access,
+	    CGT_EVENT_EXECUTED);
+	if (!cache_sim)
+		return;
+	snprintf(name, sizeof(name), "%s1m%s", prefix, suffix);
+	add(es, name, access, first_level);
+	if (has_L2) {
+		snprintf(name, sizeof(name), "%s2m%s", prefix, suffix);
+		add(es, name, access, CGT_LEVEL_L2);
+	}
+	snprintf(name, sizeof(name), "%sLm%s", prefix, suffix);
+	add(es, name, access, CGT_LEVEL_LL);
+}
+
+void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int branch_sim)
+{
+	memset(es, 0, sizeof(*es));
+	add_group(es, "I", "r", CGT_ACCESS_FETCH, CGT_LEVEL_I1, cache_sim, has_L2);
+	if (cache_sim) {
+		add_group(es, "D", "r", CGT_ACCESS_READ, CGT_LEVEL_D1, cache_sim, has_L2);
+		add_group(es, "D", "w", CGT_ACCESS_WRITE, CGT_LEVEL_D1, cache_sim, has_L2);
+	}
+	if (branch_sim) {
+		add(es, "Bc", CGT_ACCESS_COND, CGT_EVENT_EXECUTED);
+		add(es, "Bcm", CGT_ACCESS_COND, CGT_EVENT_MISPREDICT);
+		add(es, "Bi", CGT_ACCESS_INDIRECT, CGT_EVENT_EXECUTED);
+		add(es, "Bim", CGT_ACCESS_INDIRECT, CGT_EVENT_MISPREDICT);
+	}
+}
