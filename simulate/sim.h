@@ -56,6 +56,12 @@ struct cgt_cache_defaults {
 	struct cgt_cache_config I1, D1, LL;
 	unsigned n_warnings;
 	char warnings[4][160];	/* Cachegrind's, in its words */
+	/* The host's level-2 unified cache when it has more than two levels,
+	   else size 0 (its L2 is then its LL).  Adjusted as LL is; the
+	   warnings of that are apart, to be printed only when L2 is used. */
+	struct cgt_cache_config L2;
+	unsigned n_l2_warnings;
+	char l2_warnings[2][160];
 };
 
 /* The caches Cachegrind's rules give for the recording host: I1 and D1 the
@@ -140,5 +146,60 @@ int cgt_sim_trace(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
 void cgt_sim_block_counts(const struct cgt_sim *s, const struct cgt_block *blk, uint64_t *rows);
 
 void cgt_sim_close(struct cgt_sim *s);
+
+/* ---- Configuration lists and sweeps (cache_list.c, hierarchy.c) ---- */
+
+#define CGT_MAX_CONFIGS 1024
+enum { CGT_CACHE_BAD_RANGE = -4 };	/* with cgt_cache_parse_result's values */
+
+/* One level's configurations, in the order given. */
+struct cgt_cache_list {
+	struct cgt_cache_config *v;
+	unsigned n, cap;
+};
+
+/* Parses one --I1/--D1/--L2/--LL value and appends its configurations to l.
+   A value without ".." is exactly cgt_cache_parse's: on failure returns its
+   result (CGT_CACHE_BAD_ARGUMENT / OVERFLOW / INVALID, *c_out set to the
+   parsed values so the caller can print Cachegrind's messages) and leaves e
+   alone.  A value whose size and/or assoc field is a range "lo..hi" (each
+   end a number with optional k/K/M suffix) stands for every power of two
+   from lo to hi inclusive; sizes outer, assocs inner, ascending.  The line
+   field is never a range.  Errors of a range value, and more than
+   CGT_MAX_CONFIGS configurations in l, return CGT_CACHE_BAD_RANGE with e's
+   message naming the option and the value; l is then unchanged.  Returns
+   0 on success (-cgt_err_nomem if memory ran out).  option is the option's
+   name without dashes ("D1"). */
+int cgt_cache_list_add(struct cgt_cache_list *l, const char *option, const char *text,
+		       struct cgt_cache_config *c_out, struct cgt_error *e);
+void cgt_cache_list_free(struct cgt_cache_list *l);
+
+/* NULL if h is a hierarchy cgtrace simulates, else why not (written to
+   buf).  Every level present must pass cgt_cache_check; only hierarchies
+   with an L2 get checks beyond it (without L2, Cachegrind accepts any
+   sizes and so do we): L2 at least as large as I1 and as D1, LL at least
+   as large as L2, and line sizes not shrinking going down. */
+const char *cgt_hierarchy_check(const struct cgt_hierarchy *h, char *buf, size_t n);
+
+/* "NAME-size-assoc-line" of each level in `given` (a bit per enum
+   cgt_level) joined by ".", in level order, e.g.
+   "D1-32768-8-64.LL-8388608-16-64"; "default" if given is 0. */
+void cgt_hierarchy_label(const struct cgt_hierarchy *h, unsigned given, char *buf, size_t n);
+
+struct cgt_sweep_config {
+	struct cgt_hierarchy h;
+	char label[160];
+};
+
+/* The cross product of the lists: lists[k].n == 0 means level k was not
+   given and defaults->level[k] is used (L2 absent when defaults' L2 size
+   is 0).  Order: I1 outermost, then D1, L2, LL innermost, each list in its
+   order; labels by cgt_hierarchy_label of the given levels.  Returns the
+   number of configurations (*out malloc'd) or a negative status with e's
+   message: more than CGT_MAX_CONFIGS, two configurations with one label,
+   or a configuration failing cgt_hierarchy_check. */
+int cgt_sweep_expand(const struct cgt_cache_list lists[CGT_N_LEVELS],
+		     const struct cgt_hierarchy *defaults, struct cgt_sweep_config **out,
+		     struct cgt_error *e);
 
 #endif
