@@ -101,18 +101,24 @@ void cgt_cache_describe(const struct cgt_cache_config *c, char *buf, size_t n)
 		snprintf(buf, n, "%d B, %d B, %d-way associative", c->size, c->line, c->assoc);
 }
 
-static void warn(struct cgt_cache_defaults *d, const char *text)
+static void add_warning(char (*list)[160], unsigned *n, unsigned cap, const char *text)
 {
-	if (d->n_warnings < sizeof(d->warnings) / sizeof(d->warnings[0]))
-		snprintf(d->warnings[d->n_warnings++], sizeof(d->warnings[0]), "%s", text);
+	if (*n < cap)
+		snprintf(list[(*n)++], sizeof(list[0]), "%s", text);
 }
 
-/* maybe_tweak_LLc: a set count that is not a power of two is rounded down
-   to one, the associativity scaled up to keep the size. */
-static void adjust_ll(struct cgt_cache_defaults *d)
+static void warn(struct cgt_cache_defaults *d, const char *text)
 {
-	struct cgt_cache_config *ll = &d->LL;
-	uint32_t size = (uint32_t)ll->size, assoc = (uint32_t)ll->assoc, line = (uint32_t)ll->line;
+	add_warning(d->warnings, &d->n_warnings, sizeof(d->warnings) / sizeof(d->warnings[0]), text);
+}
+
+/* maybe_tweak_LLc, for the level `name` (LL or L2): a set count that is
+   not a power of two is rounded down to one, the associativity scaled up
+   to keep the size. */
+static void adjust_set_count(struct cgt_cache_config *c, const char *name, char (*warnings)[160],
+			     unsigned *n_warnings, unsigned cap)
+{
+	uint32_t size = (uint32_t)c->size, assoc = (uint32_t)c->assoc, line = (uint32_t)c->line;
 
 	if (size == 0 || assoc == 0 || line == 0)
 		return;
@@ -130,14 +136,14 @@ static void adjust_ll(struct cgt_cache_defaults *d)
 	if (new_size == size && new_assoc == assoc)
 		return;
 	char a[CGT_COUNT_TEXT], b[CGT_COUNT_TEXT], msg[160];
-	snprintf(msg, sizeof(msg), "warning: specified LL cache: line_size %u  assoc %u  total_size %s",
-		 line, assoc, cgt_format_count(size, a));
-	warn(d, msg);
-	snprintf(msg, sizeof(msg), "warning: simulated LL cache: line_size %u  assoc %u  total_size %s",
-		 line, new_assoc, cgt_format_count(new_size, b));
-	warn(d, msg);
-	ll->size = (int32_t)new_size;
-	ll->assoc = (int32_t)new_assoc;
+	snprintf(msg, sizeof(msg), "warning: specified %s cache: line_size %u  assoc %u  total_size %s",
+		 name, line, assoc, cgt_format_count(size, a));
+	add_warning(warnings, n_warnings, cap, msg);
+	snprintf(msg, sizeof(msg), "warning: simulated %s cache: line_size %u  assoc %u  total_size %s",
+		 name, line, new_assoc, cgt_format_count(new_size, b));
+	add_warning(warnings, n_warnings, cap, msg);
+	c->size = (int32_t)new_size;
+	c->assoc = (int32_t)new_assoc;
 }
 
 static const struct cgt_cache_geom *find(const struct cgt_trace_header *h, uint32_t type,
@@ -175,10 +181,13 @@ void cgt_cache_defaults(const struct cgt_trace_header *h, int ll_given, struct c
 			 "warning: L%u cache found, using its data for the LL simulation.", levels);
 		warn(d, msg);
 	}
+	const struct cgt_cache_geom *l2 = levels > 2 ? find(h, CGT_CACHE_UNIFIED, 2) : NULL;
 	if (i1 && d1 && ll) {
 		d->I1 = config_of(i1);
 		d->D1 = config_of(d1);
 		d->LL = config_of(ll);
+		if (l2 != NULL)
+			d->L2 = config_of(l2);
 	} else {
 		d->I1 = (struct cgt_cache_config){ 65536, 2, 64 };
 		d->D1 = (struct cgt_cache_config){ 65536, 2, 64 };
@@ -186,5 +195,8 @@ void cgt_cache_defaults(const struct cgt_trace_header *h, int ll_given, struct c
 		warn(d, "Warning: Cannot auto-detect cache config, using defaults.");
 	}
 	if (!ll_given)
-		adjust_ll(d);
+		adjust_set_count(&d->LL, "LL", d->warnings, &d->n_warnings,
+				 sizeof(d->warnings) / sizeof(d->warnings[0]));
+	adjust_set_count(&d->L2, "L2", d->l2_warnings, &d->n_l2_warnings,
+			 sizeof(d->l2_warnings) / sizeof(d->l2_warnings[0]));
 }

@@ -108,6 +108,46 @@ static void defaults_and_ll_adjustment(void)
 	CHECK_EQ(d.n_warnings, 0);
 }
 
+static struct cgt_trace_header host_with_l2(uint64_t l2_size, uint32_t l2_assoc)
+{
+	struct cgt_trace_header h = host(32 << 20, 16);
+	h.caches[2] = (struct cgt_cache_geom){ 2, CGT_CACHE_UNIFIED, l2_size, l2_assoc, 64 };
+	return h;
+}
+
+static void l2_defaults(void)
+{
+	struct cgt_cache_defaults d;
+	struct cgt_trace_header h = host_with_l2(1 << 20, 16);
+	cgt_cache_defaults(&h, 0, &d);
+	CHECK(d.L2.size == 1 << 20 && d.L2.assoc == 16 && d.L2.line == 64);
+	CHECK_EQ(d.n_l2_warnings, 0);
+	CHECK_EQ(d.LL.size, 32 << 20);
+
+	/* 1.25 MiB 16-way has 1280 sets -> 1024, 20-way; LL's warnings unchanged */
+	h = host_with_l2(1280 << 10, 16);
+	cgt_cache_defaults(&h, 0, &d);
+	CHECK(d.L2.size == 1280 << 10 && d.L2.assoc == 20);
+	CHECK_EQ(d.n_warnings, 1);
+	CHECK_EQ(d.n_l2_warnings, 2);
+	CHECK(strcmp(d.l2_warnings[0], "warning: specified L2 cache: line_size 64  assoc 16  total_size 1,310,720") == 0);
+	CHECK(strcmp(d.l2_warnings[1], "warning: simulated L2 cache: line_size 64  assoc 20  total_size 1,310,720") == 0);
+	/* a given LL leaves L2 to the host's rules */
+	cgt_cache_defaults(&h, 1, &d);
+	CHECK(d.L2.assoc == 20 && d.n_l2_warnings == 2 && d.n_warnings == 0);
+
+	/* two levels: the host's L2 is its LL */
+	h = host(32 << 20, 16);
+	h.n_caches = 3;
+	cgt_cache_defaults(&h, 0, &d);
+	CHECK(d.L2.size == 0 && d.n_l2_warnings == 0 && d.LL.size == 1 << 20);
+	/* three levels but no unified level 2 */
+	h = host(32 << 20, 16);
+	h.caches[2].type = CGT_CACHE_DATA;
+	cgt_cache_defaults(&h, 0, &d);
+	CHECK(d.L2.size == 0 && d.LL.size == 32 << 20);
+}
+
 static void no_caches_known(void)
 {
 	struct cgt_cache_defaults d;
@@ -121,15 +161,17 @@ static void no_caches_known(void)
 	CHECK(d.n_warnings >= 1 &&
 	      strcmp(d.warnings[d.n_warnings - 1],
 		     "Warning: Cannot auto-detect cache config, using defaults.") == 0);
+	CHECK(d.L2.size == 0 && d.n_l2_warnings == 0);
 }
 
 int main(void)
 {
-	PLAN(5);
+	PLAN(6);
 	RUN(syntax_and_checks);
 	RUN(suffixes_are_an_extension);
 	RUN(descriptions);
 	RUN(defaults_and_ll_adjustment);
+	RUN(l2_defaults);
 	RUN(no_caches_known);
 	return CHECK_DONE();
 }
