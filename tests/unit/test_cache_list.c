@@ -86,6 +86,8 @@ static void range_messages(void)
 		   "--D1=4k..48k,8,64: 48k is not a power of two (a range's ends must be)"));
 	CHECK(adds(&l, "32k,1..12,64", CGT_CACHE_BAD_RANGE,
 		   "--D1=32k,1..12,64: 12 is not a power of two (a range's ends must be)"));
+	CHECK(adds(&l, "32k,1.. 12,64", CGT_CACHE_BAD_RANGE,
+		   "--D1=32k,1.. 12,64: 12 is not a power of two (a range's ends must be)"));
 	CHECK(adds(&l, "0..4k,8,64", CGT_CACHE_BAD_RANGE,
 		   "--D1=0..4k,8,64: 0 is not a power of two (a range's ends must be)"));
 	CHECK(adds(&l, "1k..64k,1..32,64", CGT_CACHE_BAD_RANGE,
