@@ -104,6 +104,9 @@ static void range_messages(void)
 		   "--D1=4k..2048M,8,64: 2048M is too large (at most 2147483647)"));
 	CHECK(adds(&l, "4k..99999999999999999999999,8,64", CGT_CACHE_BAD_RANGE,
 		   "--D1=4k..99999999999999999999999,8,64: 99999999999999999999999 is too large (at most 2147483647)"));
+	/* 2^64 + 4096: no wrapping around to 4k */
+	CHECK(adds(&l, "4k..18446744073709555712,8,64", CGT_CACHE_BAD_RANGE,
+		   "--D1=4k..18446744073709555712,8,64: 18446744073709555712 is too large (at most 2147483647)"));
 	CHECK(adds(&l, "4k..8k,8,4294967360", CGT_CACHE_BAD_RANGE,
 		   "--D1=4k..8k,8,4294967360: 4294967360 is too large (at most 2147483647)"));
 	CHECK(adds(&l, "4x..8k,8,64", CGT_CACHE_BAD_RANGE,
