@@ -85,8 +85,11 @@ static void labels(void)
 	struct cgt_sweep_config s;
 	cgt_hierarchy_label(&w, 0xf, s.label, sizeof(s.label));
 	CHECK_EQ(strlen(s.label), 4 * 35 + 3);
+	/* cut short, and nothing written past the end */
+	memset(buf, 'x', sizeof(buf));
 	cgt_hierarchy_label(&h, 0xf, buf, 12);
 	CHECK(strcmp(buf, "I1-32768-8-") == 0);
+	CHECK(strspn(buf + 12, "x") == sizeof(buf) - 12);
 }
 
 static void add_all(struct cgt_cache_list *l, const char *option, const char *text)
