@@ -89,7 +89,8 @@ static void labels(void)
 	memset(buf, 'x', sizeof(buf));
 	cgt_hierarchy_label(&h, 0xf, buf, 12);
 	CHECK(strcmp(buf, "I1-32768-8-") == 0);
-	CHECK(strspn(buf + 12, "x") == sizeof(buf) - 12);
+	CHECK(memchr(buf + 12, 0, sizeof(buf) - 12) == NULL && buf[12] == 'x' &&
+	      buf[sizeof(buf) - 1] == 'x');
 }
 
 static void add_all(struct cgt_cache_list *l, const char *option, const char *text)
