@@ -35,16 +35,14 @@ static int is_blank(char c)
 #define EXPECTED_SYNTAX \
 	"expected size,assoc,line, where size and assoc may be ranges lo..hi of powers of two"
 
-/* A number as cgt_cache_parse reads one (leading blanks, decimal digits,
-   then k/K or M) filling the whole of s[0..len).  0 if it is one, 1 if it
-   is not a number, 2 if it is larger than an int32_t can hold. */
+/* A number as cgt_cache_parse reads one after its leading blanks (decimal
+   digits, then k/K or M) filling the whole of s[0..len).  0 if it is one,
+   1 if it is not a number, 2 if it is larger than an int32_t can hold. */
 static int parse_number(const char *s, int len, int64_t *v)
 {
 	int i = 0, digits = 0;
 	int64_t n = 0;
 
-	while (i < len && is_blank(s[i]))
-		i++;
 	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++, digits++)
 		if (n <= INT32_MAX)	/* stays far from int64_t's overflow */
 			n = n * 10 + (s[i] - '0');
@@ -58,7 +56,8 @@ static int parse_number(const char *s, int len, int64_t *v)
 	return n > INT32_MAX ? 2 : 0;
 }
 
-/* s[0..len) without its leading blanks, for messages. */
+/* s[0..len) without its leading blanks (which Cachegrind's numbers may
+   have). */
 static const char *trimmed(const char *s, int *len)
 {
 	while (*len > 0 && is_blank(*s))
