@@ -480,6 +480,20 @@ static unsigned chart_height(const struct level_series *ls)
 	return CHART_TITLE + PLOT_HEIGHT + X_AXIS + ls->n_series * LEGEND_LINE + CHART_GAP;
 }
 
+/* Where a row is drawn: x linear in log2 of the size from 2^lo, y linear
+   in mpki from plot_bottom. */
+struct axes {
+	int lo;
+	double x_scale, y_scale, plot_bottom;
+};
+
+static void place(const struct sweep *s, const struct axes *a, int level,
+		  const struct cgt_sweep_row *r, double *x, double *y)
+{
+	*x = PLOT_LEFT + PLOT_PAD + (log2_of((uint64_t)r->h.level[level].size) - a->lo) * a->x_scale;
+	*y = a->plot_bottom - mpki_value(s, r, level) * a->y_scale;
+}
+
 static void write_chart(FILE *f, const struct sweep *s, int level, const struct level_series *ls,
 			unsigned top)
 {
@@ -505,6 +519,8 @@ static void write_chart(FILE *f, const struct sweep *s, int level, const struct 
 	if (y_ticks * step < highest || y_ticks == 0)
 		y_ticks++;
 	double y_scale = PLOT_HEIGHT / (y_ticks * step);
+	struct axes axes = { lo, x_scale, y_scale, plot_bottom };
+	double x, y;
 	char text[48], legend[256], colour[8];
 
 	fprintf(f, "<g class=\"chart\" data-level=\"%s\">\n", name);
@@ -512,14 +528,14 @@ static void write_chart(FILE *f, const struct sweep *s, int level, const struct 
 		"font-weight=\"bold\">%s misses per 1,000 instructions by %s size</text>\n",
 		SVG_WIDTH / 2, top + 28, name, name);
 	for (unsigned i = 0; i <= y_ticks; i++) {
-		double y = plot_bottom - i * step * y_scale;
+		y = plot_bottom - i * step * y_scale;
 		fprintf(f, "<line x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\" stroke=\"#e0e0e0\"/>"
 			"<text x=\"%d\" y=\"%.2f\" text-anchor=\"end\">%g</text>\n", PLOT_LEFT, y,
 			PLOT_LEFT + PLOT_WIDTH, y, PLOT_LEFT - 6, y + 4, i * step);
 	}
 	int every = (hi - lo + 11) / 12;	/* at most 13 labels */
 	for (int k = lo; k <= hi; k += every) {
-		double x = PLOT_LEFT + PLOT_PAD + (k - lo) * x_scale;
+		x = PLOT_LEFT + PLOT_PAD + (k - lo) * x_scale;
 		fprintf(f, "<line x1=\"%.2f\" y1=\"%u\" x2=\"%.2f\" y2=\"%u\" stroke=\"#e0e0e0\"/>"
 			"<text x=\"%.2f\" y=\"%u\" text-anchor=\"middle\">%s</text>\n", x, plot_top, x,
 			plot_bottom + 5, x, plot_bottom + 18, size_text((uint64_t)1 << k, text));
@@ -546,13 +562,16 @@ static void write_chart(FILE *f, const struct sweep *s, int level, const struct 
 			fprintf(f, "%s%s", i ? " " : "", row_mpki(s, &rows[row[i]], level, 4, text));
 		fputs("\" points=\"", f);
 		for (unsigned i = 0; i < n; i++) {
-			const struct cgt_sweep_row *r = &rows[row[i]];
-			fprintf(f, "%s%.2f,%.2f", i ? " " : "",
-				PLOT_LEFT + PLOT_PAD + (log2_of((uint64_t)r->h.level[level].size) - lo) * x_scale,
-				plot_bottom - mpki_value(s, r, level) * y_scale);
+			place(s, &axes, level, &rows[row[i]], &x, &y);
+			fprintf(f, "%s%.2f,%.2f", i ? " " : "", x, y);
 		}
 		fprintf(f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"><title>%s</title></polyline>\n",
 			colour, legend);
+		/* markers: a series of one size is a point, not a line */
+		for (unsigned i = 0; i < n; i++) {
+			place(s, &axes, level, &rows[row[i]], &x, &y);
+			fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\"/>\n", x, y, colour);
+		}
 		unsigned y = plot_bottom + X_AXIS + k * LEGEND_LINE;
 		fprintf(f, "<line x1=\"%d\" y1=\"%u\" x2=\"%d\" y2=\"%u\" stroke=\"%s\" stroke-width=\"3\"/>"
 			"<text x=\"%d\" y=\"%u\">%s</text>\n", PLOT_LEFT, y + 8, PLOT_LEFT + 24, y + 8,
