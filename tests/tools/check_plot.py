@@ -137,9 +137,11 @@ def check_linear(points, what):
     lo = [c for v, c in points if v == values[0]][0]
     hi = [c for v, c in points if v == values[-1]][0]
     slope = (hi - lo) / (values[-1] - values[0])
-    for v, c in points:
-        if abs(c - (lo + slope * (v - values[0]))) > 0.5:
-            fail("%s: a point at %.2f, where the axis puts %.2f" % (what, c, lo + slope * (v - values[0])))
+    off = [(c, lo + slope * (v - values[0])) for v, c in points
+           if abs(c - (lo + slope * (v - values[0]))) > 0.5]
+    if off:
+        fail("%s: %d of %d points off the axis (one at %.2f, where the axis puts %.2f)"
+             % ((what, len(off), len(points)) + off[0]))
     return slope
 
 
