@@ -66,7 +66,7 @@ static const char *format_mpki(uint64_t misses, uint64_t ir, int decimals, char 
 	unsigned __int128 q = 0;
 	if (ir > 0)
 		q = ((unsigned __int128)misses * 1000 * unit * 2 + ir) / ((unsigned __int128)ir * 2);
-	/* the integer part can pass 2^64 only for made-up totals, but then too */
+	/* printed digit by digit: made-up totals can take it past 2^64 */
 	char digits[48];
 	int n = 0;
 	unsigned __int128 whole = q / unit;

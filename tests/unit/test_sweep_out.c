@@ -221,6 +221,7 @@ static void plot_series(void)
 	      strstr(svg, ">1M</text>") != NULL && strstr(svg, ">8M</text>") != NULL);
 	keep("plot.svg", OUT_PLOT, &grid);
 	keep("summary.csv", OUT_CSV, &grid);
+	keep("summary.json", OUT_JSON, &grid);
 	free(svg);
 }
 
@@ -299,6 +300,41 @@ static void with_l2(void)
 	free(svg);
 }
 
+/* 1024 configurations, D1 8 sizes x 8 associativities x LL 16 sizes: a
+   series for each D1 associativity and line and LL (8 x 16), and for each
+   D1 and LL associativity (64 x 2). */
+static void many_configurations(void)
+{
+	enum { N = 1024 };
+	static struct cgt_sweep_row rows[N];
+	static uint64_t totals[N][9];
+	static char labels[N][64];
+	unsigned r = 0;
+	for (int ll = 0; ll < 16; ll++)
+		for (int a = 0; a < 8; a++)
+			for (int s = 0; s < 8; s++, r++) {
+				int32_t d1_size = 4096 << s, assoc = 1 << (a % 4), ll_size = (1 << 20) << (ll % 8);
+				totals[r][0] = 10000000 + r;
+				totals[r][4] = 900000 / (uint64_t)(s + 1) + (uint64_t)a * 1000;
+				totals[r][5] = 50000 / (uint64_t)(ll + 1);
+				snprintf(labels[r], sizeof(labels[r]), "c%u", r);
+				rows[r] = (struct cgt_sweep_row){ labels[r],
+					hierarchy(d1_size, assoc, a < 4 ? 64 : 128, 0, ll_size), totals[r] };
+				rows[r].h.level[CGT_LEVEL_LL].assoc = ll < 8 ? 16 : 8;
+			}
+	struct cgt_sweep_table t = { &plain_events, rows, N };
+	char *svg = render(OUT_PLOT, &t), *csv = render(OUT_CSV, &t);
+	CHECK(svg != NULL && count(svg, "data-level=\"D1\" data-series") == 128 &&
+	      count(svg, "data-level=\"LL\" data-series") == 128);
+	CHECK(svg != NULL && strstr(svg, "data-series=\"D1 2-way 128B lines, LL 2M 8-way\" data-sizes=\"4096 "
+					 "8192 16384 32768 65536 131072 262144 524288\"") != NULL);
+	CHECK(csv != NULL && count(csv, "\n") == N + 1);
+	keep("plot-many.svg", OUT_PLOT, &t);
+	keep("summary-many.csv", OUT_CSV, &t);
+	free(svg);
+	free(csv);
+}
+
 /* A full disk: each output fails with the reason, found at the flush. */
 static void write_errors(void)
 {
@@ -314,7 +350,7 @@ static void write_errors(void)
 
 int main(void)
 {
-	PLAN(10);
+	PLAN(11);
 	set_up_two();
 	set_up_grid();
 	RUN(table);
@@ -326,6 +362,7 @@ int main(void)
 	RUN(plot_nothing_varies);
 	RUN(no_instructions);
 	RUN(with_l2);
+	RUN(many_configurations);
 	RUN(write_errors);
 	return CHECK_DONE();
 }
