@@ -91,4 +91,50 @@ int cgt_annotate(FILE *out, FILE *err, const struct cgt_annotate_options *o);
 void cgt_print_summary(FILE *f, long pid, const uint64_t totals[CGT_N_EVENTS], int cache_sim,
 		       int branch_sim);
 
+/* ---- Sweep outputs (sweep_out.c) ---- */
+
+/*
+ * What a sweep (many configurations simulated in one pass) shows: a table
+ * on stderr, a CSV or JSON summary, an SVG of miss-ratio curves.  A
+ * level's misses per 1,000 instructions (mpki) is its miss events (by the
+ * event set's data) summed, times 1000, over Ir, rounded half up exactly
+ * (integers, no floating point), 0 when Ir is 0; a level a row does not
+ * have (an absent L2) has no mpki ("-", an empty CSV field, JSON null).
+ */
+struct cgt_sweep_row {
+	const char *label;		/* e.g. "D1-32768-8-64.LL-8388608-16-64" */
+	struct cgt_hierarchy h;
+	const uint64_t *totals;		/* [events->n], in the event set's order */
+};
+
+struct cgt_sweep_table {
+	const struct cgt_event_set *events;
+	const struct cgt_sweep_row *rows;	/* in the order the configurations were given */
+	unsigned n;
+};
+
+/* A table of every configuration, one row each in the given order, for
+   stderr: the label, each event's total with thousands separators, each
+   level's mpki (2 decimals), aligned, under a header row. */
+int cgt_sweep_print(FILE *f, const struct cgt_sweep_table *t, struct cgt_error *e);
+
+/* The same data as CSV (header: label,I1_size,I1_assoc,I1_line,D1_...,
+   L2_...,LL_...,<event names...>,<level>_mpki...; an absent L2 has empty
+   fields) or, json != 0, JSON ({"events":[...],"configurations":[{"label",
+   "caches":{"I1":{"size","assoc","line"},...},"totals":{...},"mpki":{...}}]});
+   mpki with 4 decimals. */
+int cgt_sweep_write_summary(FILE *f, int json, const struct cgt_sweep_table *t,
+			    struct cgt_error *e);
+
+/* The format a --sweep-summary file name asks for: 0 CSV (".csv"), 1 JSON
+   (".json"), -1 neither. */
+int cgt_sweep_summary_format(const char *path);
+
+/* An SVG of miss-ratio curves: one chart (<g>) per level that takes more
+   than one size, mpki against that level's size (log2); one <polyline>
+   per series -- the configurations that differ only in that level's size
+   -- with data-level, data-series (its legend text), data-sizes and
+   data-mpki (4 decimals) for tests.  No level varies: a chart saying so. */
+int cgt_sweep_write_plot(FILE *f, const struct cgt_sweep_table *t, struct cgt_error *e);
+
 #endif

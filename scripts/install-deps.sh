@@ -12,6 +12,9 @@
 #   zstd                       the zstd CLI, used by the tests (zstd -t)
 #   python3                    small helpers in the test suite
 #   strace                     the tests count the threads simulate starts
+#   librsvg2-bin               rsvg-convert: tests/tools/check_plot.py renders
+#                              sweep plots (--plot) to PNG, so an SVG that a
+#                              real renderer rejects fails the tests
 #
 # With the argument "fuzz" (make fuzz), also:
 #   clang libclang-rt-N-dev    clang and its libFuzzer and sanitizer runtimes
@@ -19,7 +22,7 @@
 #                              of clang that --no-install-recommends skips)
 set -eu
 
-PACKAGES="gcc make pkg-config libzstd-dev libelf-dev libdw-dev libiberty-dev libipt-dev libzydis-dev valgrind zstd python3 strace"
+PACKAGES="gcc make pkg-config libzstd-dev libelf-dev libdw-dev libiberty-dev libipt-dev libzydis-dev valgrind zstd python3 strace librsvg2-bin"
 if [ "${1:-}" = fuzz ]; then
 	PACKAGES="$PACKAGES clang"
 	if command -v clang >/dev/null 2>&1; then
