@@ -2,6 +2,7 @@
  * `cgtrace simulate`: options as Cachegrind's, then decode -> simulate ->
  * report, wired together.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
@@ -23,14 +24,15 @@ const char usage_simulate[] =
 	"\n"
 	"Replays a recorded trace through Cachegrind's cache and branch-prediction\n"
 	"models and writes a cachegrind.out file; run it again with other caches\n"
-	"without running the program again.\n"
+	"without running the program again -- or give several caches, and every\n"
+	"combination is simulated in one replay.\n"
 	"\n"
 	"options (Cachegrind's):\n"
 	"  --cache-sim=yes|no               collect cache stats? [yes]\n"
 	"  --branch-sim=yes|no              collect branch prediction stats? [no]\n"
 	"  --I1=<size>,<assoc>,<line_size>  set I1 cache manually\n"
 	"  --D1=<size>,<assoc>,<line_size>  set D1 cache manually\n"
-	"  --LL=<size>,<assoc>,<line_size>  set LL cache manually (also --L2)\n"
+	"  --LL=<size>,<assoc>,<line_size>  set LL cache manually\n"
 	"  --cachegrind-out-file=<file>     output file name [cachegrind.out.%p, or\n"
 	"                                   .1, .2, ... after it if that exists]\n"
 	"  -o <file>                        the same\n"
@@ -38,12 +40,34 @@ const char usage_simulate[] =
 	"  -h, --help                       this help\n"
 	"\n"
 	"options (cgtrace's):\n"
+	"  --L2=<size>,<assoc>,<line_size>  add a unified level between the L1s and LL\n"
+	"                                   (in Valgrind, --L2 is an old alias of --LL;\n"
+	"                                   here it is the level every CPU now has)\n"
+	"  --caches=host                    the recording host's L1s, L2 and last level\n"
 	"  --threads=<n>                    simulate on n threads [the CPUs it may use];\n"
 	"                                   the results do not depend on it\n"
+	"  --sweep-summary=<file>           every configuration's totals, as CSV (.csv)\n"
+	"                                   or JSON (.json)\n"
+	"  --plot=<file.svg>                miss-ratio curves of the configurations\n"
 	"\n"
 	"Sizes are in bytes; as an extension they may end in k (KiB) or M (MiB).\n"
 	"Caches not given are the recording host's, chosen and adjusted by\n"
-	"Cachegrind's rules (I1 and D1: the level-1 caches; LL: the last level).\n"
+	"Cachegrind's rules (I1 and D1: the level-1 caches; LL: the last level;\n"
+	"no L2 unless --L2 or --caches=host).  With an L2, a reference that misses\n"
+	"its L1 is looked up at L2, and one that misses L2 at LL; L2 must be at\n"
+	"least as large as each L1, LL as L2, and line sizes must not shrink going\n"
+	"down.  Its events: Ir I1mr I2mr ILmr Dr D1mr D2mr DLmr Dw D1mw D2mw DLmw.\n"
+	"\n"
+	"Many configurations in one pass: any of --I1, --D1, --L2 and --LL may be\n"
+	"given several times, and the size and associativity fields may be ranges\n"
+	"lo..hi, every power of two from lo to hi (--D1=4k..1M,1..16,64).  Every\n"
+	"combination is simulated (at most 1024), each into a file of its own,\n"
+	"the same as a run with that configuration alone would write; the output\n"
+	"name must then contain %c, the configuration's label (the levels given,\n"
+	"e.g. D1-32768-8-64.LL-8388608-16-64) [cachegrind.out.%p.%c].  A table of\n"
+	"their totals goes to stderr.  Configurations of one run must share their\n"
+	"smallest line size.\n"
+	"\n"
 	"%p in the output name is the recorded program's pid, %q{VAR} the\n"
 	"environment variable VAR, %% a %.\n"
 	"\n"
@@ -53,18 +77,15 @@ const char usage_simulate[] =
 	"once the new one is complete; a symlink is followed and what it points\n"
 	"to is written by these rules (the link stays); a device or FIFO is\n"
 	"written to.  Refused before simulating: the trace itself (also through\n"
-	"links), any other cgtrace trace, any other non-empty file.\n"
+	"links), any other cgtrace trace, any other non-empty file.  The summary\n"
+	"and plot files may replace any file but a trace.\n"
 	"\n"
 	"exit status: 0 done; 1 error; 2 bad usage; 3 done, but the trace was\n"
 	"incomplete (truncated, damaged or without an end record): only what it\n"
 	"holds was simulated.\n";
 
-enum { OPT_CACHE_SIM = 256, OPT_BRANCH_SIM, OPT_I1, OPT_D1, OPT_LL, OPT_OUT, OPT_THREADS };
-
-struct cache_option {
-	struct cgt_cache_config config;
-	int given;
-};
+enum { OPT_CACHE_SIM = 256, OPT_BRANCH_SIM, OPT_I1, OPT_D1, OPT_L2, OPT_LL, OPT_OUT, OPT_THREADS,
+       OPT_CACHES, OPT_SWEEP_SUMMARY, OPT_PLOT };
 
 /* Cachegrind's handling of a bad --I1/--D1/--LL: its messages, status 1. */
 static int bad_cache_option(const char *name, const char *value, int result,
@@ -135,6 +156,122 @@ static uint64_t usable_cpus(void)
 	return n < 1 ? 1 : n > 64 ? 64 : (uint64_t)n;
 }
 
+/* The output name of configuration label: %c in tmpl replaced by it (%%
+   left for cgt_expand_output_name), then the rest expanded.  NULL, with
+   *why, if the name is bad. */
+static char *output_name(const char *tmpl, const char *label, long pid, const char **why)
+{
+	size_t n = 1;
+	for (const char *p = tmpl; *p; p++)
+		n += p[0] == '%' && p[1] == 'c' ? strlen(label) : 1;
+	char *with_label = malloc(n), *out = with_label;
+	if (with_label == NULL) {
+		*why = "out of memory";
+		return NULL;
+	}
+	for (const char *p = tmpl; *p; p++) {
+		if (p[0] == '%' && p[1] == '%') {
+			*out++ = *p++;
+			*out++ = *p;
+		} else if (p[0] == '%' && p[1] == 'c') {
+			out = stpcpy(out, label);
+			p++;
+		} else {
+			*out++ = *p;
+		}
+	}
+	*out = '\0';
+	char *name = cgt_expand_output_name(with_label, pid, why);
+	free(with_label);
+	return name;
+}
+
+static int has_label(const char *tmpl)
+{
+	for (const char *p = tmpl; *p; p++) {
+		if (p[0] == '%' && p[1] == '%')
+			p++;
+		else if (p[0] == '%' && p[1] == 'c')
+			return 1;
+	}
+	return 0;
+}
+
+/* A summary or plot file: written whole, then put in place. */
+static int write_named(const char *path, const char *input,
+		       int (*write)(FILE *f, const struct cgt_sweep_table *t, int json,
+				    struct cgt_error *e),
+		       const struct cgt_sweep_table *t, int json, struct cgt_error *e)
+{
+	struct cgt_output o;
+	const char *inputs[] = { input };
+	if (cgt_output_check(path, CGT_OUTPUT_NAMED, inputs, 1, e) < 0 ||
+	    cgt_output_prepare(&o, path, 0, e) < 0)
+		return -1;
+	FILE *f = fopen(o.write_path, "w");
+	int rc = f == NULL ? cgt_fail(e, cgt_err_io, "cannot write '%s': %s", path, strerror(errno))
+			   : write(f, t, json, e);
+	if (f != NULL && fclose(f) != 0 && rc == 0)
+		rc = cgt_fail(e, cgt_err_io, "cannot write '%s': %s", path, strerror(errno));
+	if (rc == 0)
+		rc = cgt_output_commit(&o, e);
+	if (rc < 0)
+		cgt_output_blame(&o, e);
+	cgt_output_discard(&o);
+	return rc < 0 ? -1 : 0;
+}
+
+static int write_summary(FILE *f, const struct cgt_sweep_table *t, int json, struct cgt_error *e)
+{
+	return cgt_sweep_write_summary(f, json, t, e);
+}
+
+static int write_plot(FILE *f, const struct cgt_sweep_table *t, int json, struct cgt_error *e)
+{
+	(void)json;
+	return cgt_sweep_write_plot(f, t, e);
+}
+
+/* The caches not given: the recording host's, by Cachegrind's rules (and
+   with --caches=host its L2).  Messages and warnings printed; -1 if one
+   that is needed cannot be simulated. */
+static int host_caches(const struct cgt_trace_header *h, const struct cgt_cache_list lists[],
+		       int host, int cache_sim, int quiet, struct cgt_hierarchy *out)
+{
+	struct cgt_cache_defaults defaults;
+	int all_given = lists[CGT_LEVEL_I1].n && lists[CGT_LEVEL_D1].n && lists[CGT_LEVEL_LL].n;
+	cgt_cache_defaults(h, lists[CGT_LEVEL_LL].n > 0, &defaults);
+	if (!quiet && cache_sim && !all_given)
+		for (unsigned i = 0; i < defaults.n_warnings; i++)
+			fprintf(stderr, "cgtrace: %s\n", defaults.warnings[i]);
+	memset(out, 0, sizeof(*out));
+	out->level[CGT_LEVEL_I1] = defaults.I1;
+	out->level[CGT_LEVEL_D1] = defaults.D1;
+	out->level[CGT_LEVEL_LL] = defaults.LL;
+	if (host && lists[CGT_LEVEL_L2].n == 0) {
+		out->level[CGT_LEVEL_L2] = defaults.L2;
+		if (!quiet)
+			for (unsigned i = 0; i < defaults.n_l2_warnings; i++)
+				fprintf(stderr, "cgtrace: %s\n", defaults.l2_warnings[i]);
+	}
+	for (int l = 0; l < CGT_N_LEVELS; l++) {
+		const struct cgt_cache_config *c = &out->level[l];
+		const char *why = cgt_cache_check(c);
+		if (c->size == 0 && l == CGT_LEVEL_L2)
+			continue;
+		if (why != NULL && lists[l].n == 0 && cache_sim) {
+			fprintf(stderr,
+				"cgtrace: the recording host's %s cache is not one Cachegrind supports: %s\n"
+				"cgtrace:   %s: %d B, %d-way, %d B lines\n"
+				"cgtrace: give one with --%s=<size>,<assoc>,<line_size>\n",
+				cgt_level_names[l], why, cgt_level_names[l], c->size, c->assoc, c->line,
+				cgt_level_names[l]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -142,128 +279,191 @@ int cmd_simulate(int argc, char **argv)
 		{ "branch-sim", required_argument, NULL, OPT_BRANCH_SIM },
 		{ "I1", required_argument, NULL, OPT_I1 },
 		{ "D1", required_argument, NULL, OPT_D1 },
+		{ "L2", required_argument, NULL, OPT_L2 },
 		{ "LL", required_argument, NULL, OPT_LL },
-		{ "L2", required_argument, NULL, OPT_LL },
+		{ "caches", required_argument, NULL, OPT_CACHES },
 		{ "cachegrind-out-file", required_argument, NULL, OPT_OUT },
 		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "sweep-summary", required_argument, NULL, OPT_SWEEP_SUMMARY },
+		{ "plot", required_argument, NULL, OPT_PLOT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cgt_sim_options so = { .cache_sim = 1, .branch_sim = 0 };
-	struct cache_option I1 = { 0 }, D1 = { 0 }, LL = { 0 };
+	struct cgt_cache_list lists[CGT_N_LEVELS] = { { 0 } };
 	const char *out_tmpl = NULL;	/* NULL: the default name, never replacing a file */
+	const char *summary_path = NULL, *plot_path = NULL;
 	uint64_t threads = usable_cpus();
-	int quiet = 0, c;
+	int quiet = 0, host = 0, c, status = 1;
+	struct cgt_error e;
 
 	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
-		struct cache_option *cache = NULL;
-		const char *name = NULL;
+		int level = -1;
 		switch (c) {
 		case OPT_CACHE_SIM:
 		case OPT_BRANCH_SIM:
-			if (parse_yes_no(optarg, c == OPT_CACHE_SIM ? &so.cache_sim : &so.branch_sim) < 0)
-				return usage_error(usage_simulate, "bad --%s '%s' (expected yes or no)",
-						   c == OPT_CACHE_SIM ? "cache-sim" : "branch-sim", optarg);
+			if (parse_yes_no(optarg, c == OPT_CACHE_SIM ? &so.cache_sim : &so.branch_sim) < 0) {
+				status = usage_error(usage_simulate, "bad --%s '%s' (expected yes or no)",
+						     c == OPT_CACHE_SIM ? "cache-sim" : "branch-sim", optarg);
+				goto free_lists;
+			}
 			break;
-		case OPT_I1: cache = &I1; name = "I1"; break;
-		case OPT_D1: cache = &D1; name = "D1"; break;
-		case OPT_LL: cache = &LL; name = "LL"; break;
+		case OPT_I1: level = CGT_LEVEL_I1; break;
+		case OPT_D1: level = CGT_LEVEL_D1; break;
+		case OPT_L2: level = CGT_LEVEL_L2; break;
+		case OPT_LL: level = CGT_LEVEL_LL; break;
+		case OPT_CACHES:
+			if (strcmp(optarg, "host") != 0) {
+				status = usage_error(usage_simulate, "bad --caches '%s' (expected host)", optarg);
+				goto free_lists;
+			}
+			host = 1;
+			break;
 		case 'o':
 		case OPT_OUT:
 			out_tmpl = optarg;
 			break;
+		case OPT_SWEEP_SUMMARY:
+			if (cgt_sweep_summary_format(optarg) < 0) {
+				status = usage_error(usage_simulate,
+						     "bad --sweep-summary '%s' (expected a name ending in .csv or .json)",
+						     optarg);
+				goto free_lists;
+			}
+			summary_path = optarg;
+			break;
+		case OPT_PLOT:
+			plot_path = optarg;
+			break;
 		case OPT_THREADS:
-			if (parse_number(optarg, 1, 64, 0, &threads) < 0)
-				return usage_error(usage_simulate, "bad --threads '%s' (expected 1 to 64)",
-						   optarg);
+			if (parse_number(optarg, 1, 64, 0, &threads) < 0) {
+				status = usage_error(usage_simulate, "bad --threads '%s' (expected 1 to 64)",
+						     optarg);
+				goto free_lists;
+			}
 			break;
 		case 'q':
 			quiet = 1;
 			break;
 		case 'h':
 			fputs(usage_simulate, stdout);
-			return 0;
+			status = 0;
+			goto free_lists;
 		default:
 			fprintf(stderr, "\n%s", usage_simulate);
-			return 2;
+			status = 2;
+			goto free_lists;
 		}
-		if (cache != NULL) {
-			int rc = cgt_cache_parse(optarg, &cache->config);
-			if (rc != CGT_CACHE_OK)
-				return bad_cache_option(name, optarg, rc, &cache->config);
-			cache->given = 1;
+		if (level >= 0) {
+			struct cgt_cache_config parsed;
+			int rc = cgt_cache_list_add(&lists[level], cgt_level_names[level], optarg, &parsed, &e);
+			if (rc == CGT_CACHE_BAD_RANGE) {
+				status = report_error(&e);
+				goto free_lists;
+			}
+			if (rc != CGT_CACHE_OK) {
+				status = bad_cache_option(cgt_level_names[level], optarg, rc, &parsed);
+				goto free_lists;
+			}
 		}
 	}
 	const char *path;
-	int rc = one_trace(argc, argv, usage_simulate, &path);
-	if (rc != 0)
-		return rc;
+	status = one_trace(argc, argv, usage_simulate, &path);
+	if (status != 0)
+		goto free_lists;
+	status = 1;
 
-	struct cgt_error e;
 	struct cgt_decoder *d = NULL;
 	struct cgt_sim *sim = NULL;
 	struct cgt_symbolizer *sy = NULL;
-	struct cgt_output output = { 0 };
-	char *out_path = NULL;
-	int status = 1;
+	struct cgt_profile_lines *lines = NULL;
+	struct cgt_sweep_config *configs = NULL;
+	struct cgt_hierarchy *hierarchies = NULL;
+	char **out_paths = NULL;
+	uint64_t *all_totals = NULL;
+	struct cgt_profile profile = { 0 };
+	int n_configs = 0;
 
 	if (cgt_decoder_open(&d, path, &e) < 0) {
 		report_error(&e);
-		return 1;
+		goto free_lists;
 	}
 	const struct cgt_trace_header *h = cgt_decoder_header(d);
 
-	/* Caches: the recording host's by Cachegrind's rules, then the options. */
-	struct cgt_cache_defaults defaults;
-	cgt_cache_defaults(h, LL.given, &defaults);
-	if (!quiet && so.cache_sim)
-		for (unsigned i = 0; i < defaults.n_warnings; i++)
-			if (!(I1.given && D1.given && LL.given))
-				fprintf(stderr, "cgtrace: %s\n", defaults.warnings[i]);
-	struct {
-		const char *name;
-		struct cache_option *given;
-		struct cgt_cache_config *detected, *used;
-	} caches[3] = { { "I1", &I1, &defaults.I1, &so.I1 },
-			{ "D1", &D1, &defaults.D1, &so.D1 },
-			{ "LL", &LL, &defaults.LL, &so.LL } };
-	for (int i = 0; i < 3; i++) {
-		const char *why = cgt_cache_check(caches[i].detected);
-		if (why != NULL && !caches[i].given->given && so.cache_sim) {
-			fprintf(stderr,
-				"cgtrace: the recording host's %s cache is not one Cachegrind supports: %s\n"
-				"cgtrace:   %s: %d B, %d-way, %d B lines\n"
-				"cgtrace: give one with --%s=<size>,<assoc>,<line_size>\n",
-				caches[i].name, why, caches[i].name, caches[i].detected->size,
-				caches[i].detected->assoc, caches[i].detected->line, caches[i].name);
-			goto out;
-		}
-		*caches[i].used = caches[i].given->given ? caches[i].given->config : *caches[i].detected;
-	}
-	if (!quiet && so.cache_sim) {
-		char desc[3][128];
-		for (int i = 0; i < 3; i++)
-			cgt_cache_describe(caches[i].used, desc[i], sizeof(desc[i]));
-		fprintf(stderr, "cgtrace: I1 %s; D1 %s; LL %s\n", desc[0], desc[1], desc[2]);
-	}
-
-	const char *why, *tmpl = out_tmpl ? out_tmpl : "cachegrind.out.%p";
-	out_path = cgt_expand_output_name(tmpl, (long)h->pid, &why);
-	if (out_path == NULL) {
-		fprintf(stderr, "cgtrace: bad output name '%s': %s\n", tmpl, why);
+	struct cgt_hierarchy host_h;
+	if (host_caches(h, lists, host, so.cache_sim, quiet, &host_h) < 0)
 		goto out;
-	}
-	/* Checked before simulating: a trace, the input or a user's file is
-	   never overwritten; without -o nothing is (cgt_output_commit). */
-	const char *inputs[] = { path };
-	if ((out_tmpl != NULL && cgt_output_check(out_path, CGT_OUTPUT_CGOUT, inputs, 1, &e) < 0) ||
-	    cgt_output_prepare(&output, out_path, out_tmpl == NULL, &e) < 0) {
+	n_configs = cgt_sweep_expand(lists, &host_h, &configs, &e);
+	if (n_configs < 0) {
 		report_error(&e);
 		goto out;
 	}
+	if (!so.cache_sim)
+		n_configs = 1;	/* the caches only describe the run */
+	if (!quiet && so.cache_sim && n_configs == 1) {
+		char desc[CGT_N_LEVELS][128], line[600] = "";
+		for (int l = 0; l < CGT_N_LEVELS; l++) {
+			if (configs[0].h.level[l].size == 0)
+				continue;
+			cgt_cache_describe(&configs[0].h.level[l], desc[l], sizeof(desc[l]));
+			snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s%s %s",
+				 line[0] ? "; " : "", cgt_level_names[l], desc[l]);
+		}
+		fprintf(stderr, "cgtrace: %s\n", line);
+	} else if (!quiet && so.cache_sim) {
+		fprintf(stderr, "cgtrace: %d cache configurations, simulated in one replay\n", n_configs);
+	}
+
+	/* Every output name, checked before simulating: a trace, the input or
+	   a user's file is never overwritten; without -o nothing is. */
+	const char *tmpl = out_tmpl ? out_tmpl : n_configs > 1 ? "cachegrind.out.%p.%c" : "cachegrind.out.%p";
+	if (n_configs > 1 && !has_label(tmpl)) {
+		fprintf(stderr,
+			"cgtrace: %d configurations need %d output files: the output name '%s' must "
+			"contain %%c, the configuration's label\n",
+			n_configs, n_configs, tmpl);
+		goto out;
+	}
+	out_paths = calloc((size_t)n_configs, sizeof(*out_paths));
+	hierarchies = malloc((size_t)n_configs * sizeof(*hierarchies));
+	if (out_paths == NULL || hierarchies == NULL) {
+		fprintf(stderr, "cgtrace: out of memory\n");
+		goto out;
+	}
+	const char *inputs[] = { path };
+	for (int k = 0; k < n_configs; k++) {
+		const char *why;
+		hierarchies[k] = configs[k].h;
+		out_paths[k] = output_name(tmpl, configs[k].label, (long)h->pid, &why);
+		if (out_paths[k] == NULL) {
+			fprintf(stderr, "cgtrace: bad output name '%s': %s\n", tmpl, why);
+			goto out;
+		}
+		for (int j = 0; j < k; j++)
+			if (strcmp(out_paths[j], out_paths[k]) == 0) {
+				fprintf(stderr,
+					"cgtrace: configurations %s and %s would both be written to '%s'\n",
+					configs[j].label, configs[k].label, out_paths[k]);
+				goto out;
+			}
+		if (out_tmpl != NULL && cgt_output_check(out_paths[k], CGT_OUTPUT_CGOUT, inputs, 1, &e) < 0) {
+			report_error(&e);
+			goto out;
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		const char *named = k == 0 ? summary_path : plot_path;
+		if (named != NULL && cgt_output_check(named, CGT_OUTPUT_NAMED, inputs, 1, &e) < 0) {
+			report_error(&e);
+			goto out;
+		}
+	}
+	so.configs = hierarchies;
+	so.n_configs = (unsigned)n_configs;
+	so.trace_path = path;
 	if (cgt_sim_open(&sim, &so, h->max_access_size, &e) < 0) {
-		fprintf(stderr, "cgtrace: %s\n", e.msg);
+		report_error(&e);
 		goto out;
 	}
 
@@ -275,7 +475,7 @@ int cmd_simulate(int argc, char **argv)
 	sy = preload.sy;
 	struct progress progress = { isatty(STDERR_FILENO), { 0, 0 } };
 	struct cgt_sim_progress tell = { progress_update, &progress };
-	rc = cgt_sim_trace(sim, d, (unsigned)threads, progress.on ? &tell : NULL, &e);
+	int rc = cgt_sim_trace(sim, d, (unsigned)threads, progress.on ? &tell : NULL, &e);
 	if (preloading)
 		pthread_join(preloader, NULL);
 	progress_done(&progress);
@@ -284,23 +484,67 @@ int cmd_simulate(int argc, char **argv)
 		goto out;
 	}
 
-	struct cgt_profile profile = { so.cache_sim, so.branch_sim, so.I1, so.D1, so.LL, { 0 } };
 	if (sy == NULL && cgt_symbolizer_open(&sy, d, stderr, &e) < 0) {
 		report_error(&e);
 		goto out;
 	}
-	/* A FIFO whose reader went away is an error to report, not a death. */
-	signal(SIGPIPE, SIG_IGN);
-	if (cgt_write_profile(output.write_path, d, sim, sy, &profile, &e) < 0 ||
-	    cgt_output_commit(&output, &e) < 0) {
-		cgt_output_blame(&output, &e);
+	const struct cgt_block_table *blocks = cgt_decoder_blocks(d);
+	if (cgt_profile_lines_open(&lines, blocks, sy, &e) < 0) {
 		report_error(&e);
 		goto out;
 	}
-	if (!quiet && strcmp(output.written, output.path) != 0)
-		fprintf(stderr, "cgtrace: %s exists: wrote %s\n", output.path, output.written);
-	if (!quiet)
-		cgt_print_summary(stderr, (long)h->pid, profile.totals, so.cache_sim, so.branch_sim);
+	all_totals = calloc((size_t)n_configs, CGT_MAX_EVENTS * sizeof(*all_totals));
+	if (all_totals == NULL) {
+		fprintf(stderr, "cgtrace: out of memory\n");
+		goto out;
+	}
+	/* A FIFO whose reader went away is an error to report, not a death. */
+	signal(SIGPIPE, SIG_IGN);
+	for (int k = 0; k < n_configs; k++) {
+		struct cgt_output output = { 0 };
+		if (cgt_sim_profile(sim, (unsigned)k, blocks, &profile, &e) < 0 ||
+		    cgt_output_prepare(&output, out_paths[k], out_tmpl == NULL, &e) < 0 ||
+		    cgt_write_cachegrind_out(output.write_path, &profile, lines, h, &e) < 0 ||
+		    cgt_output_commit(&output, &e) < 0) {
+			cgt_output_blame(&output, &e);
+			report_error(&e);
+			cgt_output_discard(&output);
+			goto out;
+		}
+		if (!quiet && strcmp(output.written, output.path) != 0)
+			fprintf(stderr, "cgtrace: %s exists: wrote %s\n", output.path, output.written);
+		cgt_output_discard(&output);
+		memcpy(all_totals + (size_t)k * CGT_MAX_EVENTS, profile.totals, sizeof(profile.totals));
+		if (k + 1 < n_configs)
+			cgt_profile_free(&profile);
+	}
+	if (n_configs == 1) {
+		if (!quiet)
+			cgt_print_summary(stderr, (long)h->pid, &profile.events, profile.totals);
+	} else {
+		struct cgt_sweep_row *rows = calloc((size_t)n_configs, sizeof(*rows));
+		if (rows == NULL) {
+			fprintf(stderr, "cgtrace: out of memory\n");
+			goto out;
+		}
+		for (int k = 0; k < n_configs; k++)
+			rows[k] = (struct cgt_sweep_row){ configs[k].label, configs[k].h,
+							  all_totals + (size_t)k * CGT_MAX_EVENTS };
+		struct cgt_sweep_table table = { &profile.events, rows, (unsigned)n_configs };
+		rc = quiet ? 0 : cgt_sweep_print(stderr, &table, &e);
+		if (rc == 0 && summary_path != NULL)
+			rc = write_named(summary_path, path, write_summary, &table,
+					 cgt_sweep_summary_format(summary_path), &e);
+		if (rc == 0 && plot_path != NULL)
+			rc = write_named(plot_path, path, write_plot, &table, 0, &e);
+		free(rows);
+		if (rc < 0) {
+			report_error(&e);
+			goto out;
+		}
+	}
+	if (n_configs == 1 && (summary_path != NULL || plot_path != NULL))
+		fprintf(stderr, "cgtrace: one configuration: no sweep summary or plot written\n");
 
 	status = 0;
 	const struct cgt_pt_decoded *pt = &h->decoded;
@@ -314,10 +558,19 @@ int cmd_simulate(int argc, char **argv)
 		status = 3;
 	}
 out:
-	cgt_output_discard(&output);
-	free(out_path);
+	cgt_profile_free(&profile);
+	free(all_totals);
+	for (int k = 0; out_paths != NULL && k < n_configs; k++)
+		free(out_paths[k]);
+	free(out_paths);
+	free(hierarchies);
+	free(configs);
+	cgt_profile_lines_close(lines);
 	cgt_symbolizer_close(sy);
 	cgt_sim_close(sim);
 	cgt_decoder_close(d);
+free_lists:
+	for (int l = 0; l < CGT_N_LEVELS; l++)
+		cgt_cache_list_free(&lists[l]);
 	return status;
 }

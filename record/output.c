@@ -90,7 +90,7 @@ int cgt_output_check(const char *path, enum cgt_output_kind kind, const char *co
 	int trace = cgt_file_is_trace(path) == 1;
 	if (kind == CGT_OUTPUT_TRACE && !trace)
 		return refuse(e, path, "it is not a cgtrace trace", "remove it or choose another -o");
-	if (kind == CGT_OUTPUT_CGOUT && trace)
+	if (kind != CGT_OUTPUT_TRACE && trace)
 		return refuse(e, path, "it is a cgtrace trace", "choose another -o");
 	if (kind == CGT_OUTPUT_CGOUT && !looks_like_cgout(path))
 		return refuse(e, path, "it is not a cachegrind.out file", "remove it or choose another -o");

@@ -71,7 +71,9 @@ char *cgt_expand_output_name(const char *tmpl, long pid, const char **why);
 
 /* ---- Output files (output.c) ------------------------------------------ */
 
-enum cgt_output_kind { CGT_OUTPUT_TRACE, CGT_OUTPUT_CGOUT };
+/* CGT_OUTPUT_NAMED: a file the user named for an output of its own kind
+   (a sweep's summary or plot): any file but a trace may be replaced. */
+enum cgt_output_kind { CGT_OUTPUT_TRACE, CGT_OUTPUT_CGOUT, CGT_OUTPUT_NAMED };
 
 /*
  * Whether path may be written as a kind of output: refuses (negative, with

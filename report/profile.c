@@ -1,80 +1,129 @@
 /*
- * From a simulation to a cachegrind.out file: every instruction of every
+ * From a profile to a cachegrind.out file: every instruction of every
  * block is credited to its (file, function, line), as Cachegrind's LineCCs
  * are -- including instructions that were translated but never ran, which
  * Cachegrind lists with zero counts.
+ *
+ * The source positions are found once (cgt_profile_lines) and serve every
+ * profile of the same block table: a sweep writes one file per
+ * configuration.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
 
-/* Open-addressing map from (file, fn, line) -- the symbolizer interns its
-   strings, so pointers identify them -- to counts. */
-struct line_cc {
+struct line_key {
 	const char *file, *fn;
 	int32_t line;
-	uint64_t counts[CGT_N_EVENTS];
 };
 
-struct line_map {
-	struct line_cc *slots;
-	size_t cap, n;
+struct cgt_profile_lines {
+	struct line_key *lines;		/* distinct positions, in first-seen order */
+	size_t n_lines, cap_lines;
+	uint32_t *line_of;		/* by profile row */
+	size_t n_insns;
 };
 
-static size_t hash(const char *file, const char *fn, int32_t line)
+/* Open addressing on (file, fn, line) -- the symbolizer interns its
+   strings, so pointers identify them -- to an index into lines + 1. */
+struct line_index {
+	uint32_t *slots;
+	size_t cap;
+};
+
+static size_t hash(const struct line_key *k)
 {
-	uint64_t h = (uint64_t)(uintptr_t)file * 0x9E3779B97F4A7C15ull;
-	h ^= (uint64_t)(uintptr_t)fn * 0xC2B2AE3D27D4EB4Full;
-	h ^= (uint64_t)(uint32_t)line * 0x165667B19E3779F9ull;
+	uint64_t h = (uint64_t)(uintptr_t)k->file * 0x9E3779B97F4A7C15ull;
+	h ^= (uint64_t)(uintptr_t)k->fn * 0xC2B2AE3D27D4EB4Full;
+	h ^= (uint64_t)(uint32_t)k->line * 0x165667B19E3779F9ull;
 	return (size_t)(h ^ (h >> 29));
 }
 
-static struct line_cc *find_or_add(struct line_map *m, const struct cgt_location *loc)
+static int same(const struct line_key *a, const struct line_key *b)
 {
-	if (2 * (m->n + 1) > m->cap) {
-		struct line_map bigger = { calloc(m->cap ? 2 * m->cap : 4096, sizeof(struct line_cc)),
-					   m->cap ? 2 * m->cap : 4096, 0 };
-		if (bigger.slots == NULL)
-			return NULL;
-		for (size_t i = 0; i < m->cap; i++) {
-			struct line_cc *old = &m->slots[i];
-			if (old->file == NULL)
-				continue;
-			size_t j = hash(old->file, old->fn, old->line) & (bigger.cap - 1);
-			while (bigger.slots[j].file != NULL)
-				j = (j + 1) & (bigger.cap - 1);
-			bigger.slots[j] = *old;
-			bigger.n++;
-		}
-		free(m->slots);
-		*m = bigger;
-	}
-	size_t j = hash(loc->file, loc->fn, loc->line) & (m->cap - 1);
-	for (;; j = (j + 1) & (m->cap - 1)) {
-		struct line_cc *cc = &m->slots[j];
-		if (cc->file == NULL) {
-			cc->file = loc->file;
-			cc->fn = loc->fn;
-			cc->line = loc->line;
-			m->n++;
-			return cc;
-		}
-		if (cc->file == loc->file && cc->fn == loc->fn && cc->line == loc->line)
-			return cc;
-	}
+	return a->file == b->file && a->fn == b->fn && a->line == b->line;
 }
 
-/* The events a run writes, in Cachegrind's order and its "events:" line. */
-static unsigned chosen_events(const struct cgt_profile *p, unsigned *events)
+/* The index of position k, added if new; -1 if out of memory. */
+static int64_t line_number(struct cgt_profile_lines *pl, struct line_index *ix,
+			   const struct line_key *k)
 {
-	unsigned n = 0;
-	for (unsigned ev = 0; ev < CGT_N_EVENTS; ev++) {
-		int cache = ev >= CGT_I1mr && ev <= CGT_DLmw, branch = ev >= CGT_Bc;
-		if (ev == CGT_Ir || (cache && p->cache_sim) || (branch && p->branch_sim))
-			events[n++] = ev;
+	if (2 * (pl->n_lines + 1) > ix->cap) {
+		size_t cap = ix->cap ? 2 * ix->cap : 4096;
+		uint32_t *slots = calloc(cap, sizeof(*slots));
+		if (slots == NULL)
+			return -1;
+		for (size_t i = 0; i < pl->n_lines; i++) {
+			size_t j = hash(&pl->lines[i]) & (cap - 1);
+			while (slots[j] != 0)
+				j = (j + 1) & (cap - 1);
+			slots[j] = (uint32_t)i + 1;
+		}
+		free(ix->slots);
+		ix->slots = slots;
+		ix->cap = cap;
 	}
-	return n;
+	size_t j = hash(k) & (ix->cap - 1);
+	for (; ix->slots[j] != 0; j = (j + 1) & (ix->cap - 1))
+		if (same(&pl->lines[ix->slots[j] - 1], k))
+			return ix->slots[j] - 1;
+	if (pl->n_lines == pl->cap_lines) {
+		size_t cap = pl->cap_lines ? 2 * pl->cap_lines : 4096;
+		struct line_key *v = realloc(pl->lines, cap * sizeof(*v));
+		if (v == NULL)
+			return -1;
+		pl->lines = v;
+		pl->cap_lines = cap;
+	}
+	pl->lines[pl->n_lines] = *k;
+	ix->slots[j] = (uint32_t)++pl->n_lines;
+	return (int64_t)pl->n_lines - 1;
+}
+
+int cgt_profile_lines_open(struct cgt_profile_lines **out, const struct cgt_block_table *t,
+			   struct cgt_symbolizer *sy, struct cgt_error *e)
+{
+	struct cgt_profile_lines *pl = calloc(1, sizeof(*pl));
+	struct line_index ix = { NULL, 0 };
+	size_t n = 0;
+
+	*out = NULL;
+	for (uint32_t b = 0; b < t->n; b++)
+		n += t->blocks[b]->n_insns;
+	if (pl == NULL || (pl->line_of = malloc((n ? n : 1) * sizeof(*pl->line_of))) == NULL) {
+		cgt_profile_lines_close(pl);
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	}
+	pl->n_insns = n;
+	size_t row = 0;
+	for (uint32_t b = 0; b < t->n; b++) {
+		const struct cgt_block *blk = t->blocks[b];
+		for (uint32_t i = 0; i < blk->n_insns; i++) {
+			struct cgt_location loc;
+			cgt_symbolize(sy, blk->insns[i].addr, blk->map_epoch, &loc);
+			struct line_key k = { loc.file, loc.fn, loc.line };
+			int64_t at = line_number(pl, &ix, &k);
+			if (at < 0) {
+				free(ix.slots);
+				cgt_profile_lines_close(pl);
+				return cgt_fail(e, cgt_err_nomem, "out of memory");
+			}
+			pl->line_of[row++] = (uint32_t)at;
+		}
+	}
+	free(ix.slots);
+	*out = pl;
+	return 0;
+}
+
+void cgt_profile_lines_close(struct cgt_profile_lines *pl)
+{
+	if (pl == NULL)
+		return;
+	free(pl->lines);
+	free(pl->line_of);
+	free(pl);
 }
 
 static char *command_line(const struct cgt_trace_header *h)
@@ -120,85 +169,58 @@ static unsigned pt_desc(const struct cgt_pt_decoded *pt, char text[3][200], cons
 	return n;
 }
 
-int cgt_write_profile(const char *path, struct cgt_decoder *d, const struct cgt_sim *s,
-		      struct cgt_symbolizer *sy, struct cgt_profile *p, struct cgt_error *e)
+int cgt_write_cachegrind_out(const char *path, const struct cgt_profile *p,
+			     const struct cgt_profile_lines *pl, const struct cgt_trace_header *h,
+			     struct cgt_error *e)
 {
-	const struct cgt_block_table *t = cgt_decoder_blocks(d);
-	struct line_map map = { 0 };
-	uint64_t *rows = NULL;
-	uint32_t rows_cap = 0;
+	const unsigned n_events = p->events.n;
+	if (pl->n_insns != p->n_insns)
+		return cgt_fail(e, cgt_err_invalid, "the profile and its source positions differ");
+	struct cgt_cgout_line *lines = calloc(pl->n_lines ? pl->n_lines : 1, sizeof(*lines));
+	uint64_t *counts = calloc(pl->n_lines ? pl->n_lines * n_events : 1, sizeof(*counts));
+	char *cmd = command_line(h);
 	int rc = 0;
 
-	memset(p->totals, 0, sizeof(p->totals));
-	for (uint32_t b = 0; b < t->n && rc == 0; b++) {
-		const struct cgt_block *blk = t->blocks[b];
-		if (blk->n_insns > rows_cap) {
-			free(rows);
-			rows_cap = blk->n_insns;
-			rows = malloc((size_t)rows_cap * CGT_N_EVENTS * sizeof(*rows));
-			if (rows == NULL) {
-				rc = cgt_fail(e, cgt_err_nomem, "out of memory");
-				break;
-			}
-		}
-		cgt_sim_block_counts(s, blk, rows);
-		for (uint32_t i = 0; i < blk->n_insns; i++) {
-			struct cgt_location loc;
-			cgt_symbolize(sy, blk->insns[i].addr, blk->map_epoch, &loc);
-			struct line_cc *cc = find_or_add(&map, &loc);
-			if (cc == NULL) {
-				rc = cgt_fail(e, cgt_err_nomem, "out of memory");
-				break;
-			}
-			const uint64_t *row = rows + (size_t)i * CGT_N_EVENTS;
-			for (unsigned ev = 0; ev < CGT_N_EVENTS; ev++) {
-				cc->counts[ev] += row[ev];
-				p->totals[ev] += row[ev];
-			}
-		}
-	}
-	free(rows);
-
-	unsigned events[CGT_N_EVENTS];
-	unsigned n_events = chosen_events(p, events);
-	const char *names[CGT_N_EVENTS];
-	for (unsigned k = 0; k < n_events; k++)
-		names[k] = cgt_event_names[events[k]];
-	struct cgt_cgout_line *lines = calloc(map.n ? map.n : 1, sizeof(*lines));
-	uint64_t *chosen = calloc(map.n ? map.n * n_events : 1, sizeof(*chosen));
-	char *cmd = command_line(cgt_decoder_header(d));
-	if (rc == 0 && (lines == NULL || chosen == NULL || cmd == NULL))
+	if (lines == NULL || counts == NULL || cmd == NULL) {
 		rc = cgt_fail(e, cgt_err_nomem, "out of memory");
-	if (rc == 0) {
-		size_t n = 0;
-		for (size_t i = 0; i < map.cap; i++) {
-			const struct line_cc *cc = &map.slots[i];
-			if (cc->file == NULL)
-				continue;
-			uint64_t *c = chosen + n * n_events;
-			for (unsigned k = 0; k < n_events; k++)
-				c[k] = cc->counts[events[k]];
-			lines[n++] = (struct cgt_cgout_line){ cc->file, cc->fn, cc->line, c };
-		}
-		char desc[3][128], text[6][200];
-		const struct cgt_cache_config *caches[3] = { &p->I1, &p->D1, &p->LL };
-		const char *names3[3] = { "I1", "D1", "LL" };
-		const char *desc_ptrs[6];
-		unsigned n_desc = 0;
-		for (int i = 0; i < 3; i++) {
-			cgt_cache_describe(caches[i], desc[i], sizeof(desc[i]));
-			/* Cachegrind's spacing: the values line up in cg_annotate. */
-			snprintf(text[i], sizeof(text[i]), "%s cache:         %s", names3[i], desc[i]);
-			desc_ptrs[n_desc++] = text[i];
-		}
-		n_desc += pt_desc(&cgt_decoder_header(d)->decoded, text + 3, desc_ptrs + 3);
-		struct cgt_cgout out = { desc_ptrs, n_desc, cmd, names, n_events,
-					 p->cache_sim && !p->branch_sim };
-		rc = cgt_cgout_write(path, &out, lines, n, e);
+		goto out;
 	}
+	for (size_t i = 0; i < p->n_insns; i++) {
+		uint64_t *c = counts + (size_t)pl->line_of[i] * n_events;
+		const uint64_t *row = p->costs + i * n_events;
+		for (unsigned k = 0; k < n_events; k++)
+			c[k] += row[k];
+	}
+	for (size_t i = 0; i < pl->n_lines; i++)
+		lines[i] = (struct cgt_cgout_line){ pl->lines[i].file, pl->lines[i].fn, pl->lines[i].line,
+						    counts + i * n_events };
+
+	const char *names[CGT_MAX_EVENTS];
+	for (unsigned k = 0; k < n_events; k++)
+		names[k] = p->events.ev[k].name;
+	/* One desc: line per level present (Cachegrind's spacing: the values
+	   line up in cg_annotate), then what a PT trace can say. */
+	char text[CGT_N_LEVELS + 3][200];
+	const char *desc[CGT_N_LEVELS + 3];
+	unsigned n_desc = 0;
+	for (int l = 0; l < CGT_N_LEVELS; l++) {
+		if (p->caches.level[l].size == 0)
+			continue;
+		char d[128];
+		cgt_cache_describe(&p->caches.level[l], d, sizeof(d));
+		snprintf(text[n_desc], sizeof(text[n_desc]), "%s cache:         %s", cgt_level_names[l], d);
+		desc[n_desc] = text[n_desc];
+		n_desc++;
+	}
+	n_desc += pt_desc(&h->decoded, text + n_desc, desc + n_desc);
+	int branch_sim = 0;
+	for (unsigned k = 0; k < n_events; k++)
+		branch_sim |= p->events.ev[k].access >= CGT_ACCESS_COND;
+	struct cgt_cgout out = { desc, n_desc, cmd, names, n_events, p->cache_sim && !branch_sim };
+	rc = cgt_cgout_write(path, &out, lines, pl->n_lines, e);
+out:
 	free(lines);
-	free(chosen);
+	free(counts);
 	free(cmd);
-	free(map.slots);
 	return rc;
 }

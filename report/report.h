@@ -39,19 +39,22 @@ void cgt_symbolize(struct cgt_symbolizer *sy, uint64_t addr, uint32_t map_epoch,
 		   struct cgt_location *loc);
 void cgt_symbolizer_close(struct cgt_symbolizer *sy);
 
-/* ---- cachegrind.out from a simulation (profile.c) -------------------- */
+/* ---- cachegrind.out from a profile (profile.c) ------------------------ */
 
-struct cgt_profile {
-	int cache_sim, branch_sim;
-	struct cgt_cache_config I1, D1, LL;
-	uint64_t totals[CGT_N_EVENTS];	/* filled by cgt_write_profile */
-};
+/* The source position of each instruction of a block table, found once
+   for every profile of it (a sweep writes one file per configuration). */
+struct cgt_profile_lines;
 
-/* Symbolises every instruction of every block the decoder has seen,
-   credits each (file, function, line) with the simulation's counts and
-   writes a cachegrind.out file at path. */
-int cgt_write_profile(const char *path, struct cgt_decoder *d, const struct cgt_sim *s,
-		      struct cgt_symbolizer *sy, struct cgt_profile *p, struct cgt_error *e);
+int cgt_profile_lines_open(struct cgt_profile_lines **pl, const struct cgt_block_table *t,
+			   struct cgt_symbolizer *sy, struct cgt_error *e);
+void cgt_profile_lines_close(struct cgt_profile_lines *pl);
+
+/* Credits each (file, function, line) with the profile's costs and writes
+   a cachegrind.out file at path; h: the trace's header (cmd:, and what a
+   PT trace could not see). */
+int cgt_write_cachegrind_out(const char *path, const struct cgt_profile *p,
+			     const struct cgt_profile_lines *pl, const struct cgt_trace_header *h,
+			     struct cgt_error *e);
 
 /* ---- cg_annotate (annotation.c, annotate_text.c, annotate_json.c,
         mod_regex.c) ----------------------------------------------------- */
@@ -88,8 +91,7 @@ int cgt_annotate(FILE *out, FILE *err, const struct cgt_annotate_options *o);
 /* ---- Cachegrind's end-of-run summary (summary.c) --------------------- */
 
 /* Each line prefixed "==pid== ", as Cachegrind's. */
-void cgt_print_summary(FILE *f, long pid, const uint64_t totals[CGT_N_EVENTS], int cache_sim,
-		       int branch_sim);
+void cgt_print_summary(FILE *f, long pid, const struct cgt_event_set *es, const uint64_t *totals);
 
 /* ---- Sweep outputs (sweep_out.c) ---- */
 

@@ -74,74 +74,132 @@ static double ratio(uint64_t part, uint64_t whole)
 	return (double)part * 100.0 / (double)whole;
 }
 
-void cgt_print_summary(FILE *f, long pid, const uint64_t totals[CGT_N_EVENTS], int cache_sim,
-		       int branch_sim)
+/* A total of the set, by what it counts; 0 where the set has none. */
+static uint64_t total_of(const struct cgt_event_set *es, const uint64_t *totals,
+			 enum cgt_access access, int level)
+{
+	for (unsigned k = 0; k < es->n; k++)
+		if (es->ev[k].access == access && es->ev[k].level == level)
+			return totals[k];
+	return 0;
+}
+
+static int has_event(const struct cgt_event_set *es, enum cgt_access access, int level)
+{
+	for (unsigned k = 0; k < es->n; k++)
+		if (es->ev[k].access == access && es->ev[k].level == level)
+			return 1;
+	return 0;
+}
+
+/* One level's lines of the fetch and data groups: misses, then rates. */
+struct level_totals {
+	const char *name;	/* "1", "2", "L" */
+	uint64_t i, r, w;	/* misses of fetches, reads, writes */
+};
+
+void cgt_print_summary(FILE *f, long pid, const struct cgt_event_set *es, const uint64_t *totals)
 {
 	char pfx[32];
-	uint64_t t[CGT_N_EVENTS];
+	const int cache_sim = has_event(es, CGT_ACCESS_FETCH, CGT_LEVEL_I1);
+	const int branch_sim = has_event(es, CGT_ACCESS_COND, CGT_EVENT_EXECUTED);
+	const int has_L2 = has_event(es, CGT_ACCESS_FETCH, CGT_LEVEL_L2);
+	const uint64_t Ir = total_of(es, totals, CGT_ACCESS_FETCH, CGT_EVENT_EXECUTED);
+	const uint64_t Dr = total_of(es, totals, CGT_ACCESS_READ, CGT_EVENT_EXECUTED);
+	const uint64_t Dw = total_of(es, totals, CGT_ACCESS_WRITE, CGT_EVENT_EXECUTED);
+	const uint64_t Bc = total_of(es, totals, CGT_ACCESS_COND, CGT_EVENT_EXECUTED);
+	const uint64_t Bi = total_of(es, totals, CGT_ACCESS_INDIRECT, CGT_EVENT_EXECUTED);
+	const uint64_t Bcm = total_of(es, totals, CGT_ACCESS_COND, CGT_EVENT_MISPREDICT);
+	const uint64_t Bim = total_of(es, totals, CGT_ACCESS_INDIRECT, CGT_EVENT_MISPREDICT);
+	struct level_totals levels[3];
+	unsigned n_levels = 0;
+	const int level_ids[3] = { -1, CGT_LEVEL_L2, CGT_LEVEL_LL };
+	const char *level_names[3] = { "1", "2", "L" };
+	for (int k = 0; k < 3; k++) {
+		if (k == 1 && !has_L2)
+			continue;
+		int li = k == 0 ? CGT_LEVEL_I1 : level_ids[k], ld = k == 0 ? CGT_LEVEL_D1 : level_ids[k];
+		levels[n_levels++] = (struct level_totals){
+			level_names[k], total_of(es, totals, CGT_ACCESS_FETCH, li),
+			total_of(es, totals, CGT_ACCESS_READ, ld), total_of(es, totals, CGT_ACCESS_WRITE, ld)
+		};
+	}
 
-	memcpy(t, totals, sizeof(t));
 	snprintf(pfx, sizeof(pfx), "==%ld== ", pid);
-	int l1 = count_width(t[CGT_Ir]);
-	int l2 = count_width(max_u64(t[CGT_Dr], t[CGT_Bc]));
-	int l3 = count_width(max_u64(t[CGT_Dw], t[CGT_Bi]));
+	int l1 = count_width(Ir);
+	int l2 = count_width(max_u64(Dr, Bc));
+	int l3 = count_width(max_u64(Dw, Bi));
 	const int widths[3] = { l1, l2, l3 };
+	char label[32];
 
 	fprintf(f, "%sI   refs:      ", pfx);
-	print_count(f, t[CGT_Ir], l1);
+	print_count(f, Ir, l1);
 	fputc('\n', f);
 	if (cache_sim) {
-		fprintf(f, "%sI1  misses:    ", pfx);
-		print_count(f, t[CGT_I1mr], l1);
-		fprintf(f, "\n%sLLi misses:    ", pfx);
-		print_count(f, t[CGT_ILmr], l1);
-		uint64_t ir = t[CGT_Ir] ? t[CGT_Ir] : 1;
-		fprintf(f, "\n%sI1  miss rate: ", pfx);
-		print_fixed(f, ratio(t[CGT_I1mr], ir), l1, 2);
-		fprintf(f, "%%\n%sLLi miss rate: ", pfx);
-		print_fixed(f, ratio(t[CGT_ILmr], ir), l1, 2);
-		fprintf(f, "%%\n%s\n", pfx);
+		uint64_t ir = Ir ? Ir : 1;
+		for (unsigned k = 0; k < n_levels; k++) {
+			snprintf(label, sizeof(label), k + 1 == n_levels ? "LLi misses:    " : "I%s  misses:    ",
+				 levels[k].name);
+			fprintf(f, "%s%s", pfx, label);
+			print_count(f, levels[k].i, l1);
+			fputc('\n', f);
+		}
+		for (unsigned k = 0; k < n_levels; k++) {
+			snprintf(label, sizeof(label), k + 1 == n_levels ? "LLi miss rate: " : "I%s  miss rate: ",
+				 levels[k].name);
+			fprintf(f, "%s%s", pfx, label);
+			print_fixed(f, ratio(levels[k].i, ir), l1, 2);
+			fputs("%\n", f);
+		}
+		fprintf(f, "%s\n", pfx);
 
-		uint64_t d = t[CGT_Dr] + t[CGT_Dw], d1 = t[CGT_D1mr] + t[CGT_D1mw],
-			 dl = t[CGT_DLmr] + t[CGT_DLmw];
-		print_split(f, pfx, "D   refs:     ", d, t[CGT_Dr], t[CGT_Dw], widths);
-		print_split(f, pfx, "D1  misses:   ", d1, t[CGT_D1mr], t[CGT_D1mw], widths);
-		print_split(f, pfx, "LLd misses:   ", dl, t[CGT_DLmr], t[CGT_DLmw], widths);
-		uint64_t dd = d ? d : 1, dr = t[CGT_Dr] ? t[CGT_Dr] : 1, dw = t[CGT_Dw] ? t[CGT_Dw] : 1;
-		const struct {
-			const char *label;
-			double all, rd, wr;
-		} rates[] = {
-			{ "D1  miss rate: ", ratio(d1, dd), ratio(t[CGT_D1mr], dr), ratio(t[CGT_D1mw], dw) },
-			{ "LLd miss rate: ", ratio(dl, dd), ratio(t[CGT_DLmr], dr), ratio(t[CGT_DLmw], dw) },
-		};
-		for (int i = 0; i < 2; i++) {
-			fprintf(f, "%s%s", pfx, rates[i].label);
-			print_fixed(f, rates[i].all, l1, 1);
+		uint64_t d = Dr + Dw;
+		print_split(f, pfx, "D   refs:     ", d, Dr, Dw, widths);
+		for (unsigned k = 0; k < n_levels; k++) {
+			snprintf(label, sizeof(label), k + 1 == n_levels ? "LLd misses:   " : "D%s  misses:   ",
+				 levels[k].name);
+			print_split(f, pfx, label, levels[k].r + levels[k].w, levels[k].r, levels[k].w, widths);
+		}
+		uint64_t dd = d ? d : 1, dr = Dr ? Dr : 1, dw = Dw ? Dw : 1;
+		for (unsigned k = 0; k < n_levels; k++) {
+			snprintf(label, sizeof(label), k + 1 == n_levels ? "LLd miss rate: " : "D%s  miss rate: ",
+				 levels[k].name);
+			fprintf(f, "%s%s", pfx, label);
+			print_fixed(f, ratio(levels[k].r + levels[k].w, dd), l1, 1);
 			fputs("% (", f);
-			print_fixed(f, rates[i].rd, l2, 1);
+			print_fixed(f, ratio(levels[k].r, dr), l2, 1);
 			fputs("%     + ", f);
-			print_fixed(f, rates[i].wr, l3, 1);
+			print_fixed(f, ratio(levels[k].w, dw), l3, 1);
 			fputs("%  )\n", f);
 		}
 		fprintf(f, "%s\n", pfx);
 
-		uint64_t ll = t[CGT_D1mr] + t[CGT_D1mw] + t[CGT_I1mr], ll_r = t[CGT_D1mr] + t[CGT_I1mr];
-		uint64_t llm = t[CGT_DLmr] + t[CGT_DLmw] + t[CGT_ILmr], llm_r = t[CGT_DLmr] + t[CGT_ILmr];
-		print_split(f, pfx, "LL refs:      ", ll, ll_r, t[CGT_D1mw], widths);
-		print_split(f, pfx, "LL misses:    ", llm, llm_r, t[CGT_DLmw], widths);
-		/* Cachegrind had already replaced zero totals by 1 here. */
-		fprintf(f, "%sLL miss rate:  ", pfx);
-		print_fixed(f, ratio(llm, ir + dd), l1, 1);
-		fputs("% (", f);
-		print_fixed(f, ratio(llm_r, ir + dr), l2, 1);
-		fputs("%     + ", f);
-		print_fixed(f, ratio(t[CGT_DLmw], dw), l3, 1);
-		fputs("%  )\n", f);
+		/* Each level below L1: what reached it (the misses of the level
+		   above) and what missed it, as Cachegrind's LL lines. */
+		for (unsigned k = 1; k < n_levels; k++) {
+			const struct level_totals *above = &levels[k - 1], *at = &levels[k];
+			const char *name = k + 1 == n_levels ? "LL" : "L2";
+			uint64_t refs = above->i + above->r + above->w, refs_r = above->i + above->r;
+			uint64_t miss = at->i + at->r + at->w, miss_r = at->i + at->r;
+			snprintf(label, sizeof(label), "%s refs:      ", name);
+			print_split(f, pfx, label, refs, refs_r, above->w, widths);
+			snprintf(label, sizeof(label), "%s misses:    ", name);
+			print_split(f, pfx, label, miss, miss_r, at->w, widths);
+			/* Cachegrind had already replaced zero totals by 1 here. */
+			fprintf(f, "%s%s miss rate:  ", pfx, name);
+			print_fixed(f, ratio(miss, ir + dd), l1, 1);
+			fputs("% (", f);
+			print_fixed(f, ratio(miss_r, ir + dr), l2, 1);
+			fputs("%     + ", f);
+			print_fixed(f, ratio(at->w, dw), l3, 1);
+			fputs("%  )\n", f);
+			if (k + 1 < n_levels)
+				fprintf(f, "%s\n", pfx);
+		}
 	}
 	if (branch_sim) {
-		uint64_t bc = t[CGT_Bc] ? t[CGT_Bc] : 1, bi = t[CGT_Bi] ? t[CGT_Bi] : 1;
-		uint64_t b = bc + bi, bm = t[CGT_Bcm] + t[CGT_Bim];
+		uint64_t bc = Bc ? Bc : 1, bi = Bi ? Bi : 1;
+		uint64_t b = bc + bi, bm = Bcm + Bim;
 		fprintf(f, "%s\n%sBranches:      ", pfx, pfx);
 		print_count(f, b, l1);
 		fputs("  (", f);
@@ -151,15 +209,15 @@ void cgt_print_summary(FILE *f, long pid, const uint64_t totals[CGT_N_EVENTS], i
 		fprintf(f, " ind)\n%sMispredicts:   ", pfx);
 		print_count(f, bm, l1);
 		fputs("  (", f);
-		print_count(f, t[CGT_Bcm], l2);
+		print_count(f, Bcm, l2);
 		fputs(" cond + ", f);
-		print_count(f, t[CGT_Bim], l3);
+		print_count(f, Bim, l3);
 		fprintf(f, " ind)\n%sMispred rate:  ", pfx);
 		print_fixed(f, ratio(bm, b), l1, 1);
 		fputs("% (", f);
-		print_fixed(f, ratio(t[CGT_Bcm], bc), l2, 1);
+		print_fixed(f, ratio(Bcm, bc), l2, 1);
 		fputs("%     + ", f);
-		print_fixed(f, ratio(t[CGT_Bim], bi), l3, 1);
+		print_fixed(f, ratio(Bim, bi), l3, 1);
 		fputs("%   )\n", f);
 	}
 }

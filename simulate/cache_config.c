@@ -8,10 +8,6 @@
 
 #include "sim.h"
 
-const char *const cgt_event_names[CGT_N_EVENTS] = {
-	"Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw", "Bc", "Bcm", "Bi", "Bim",
-};
-
 /* Cachegrind's minimum line size: below it one instruction could touch
    three lines. */
 #define MIN_LINE_SIZE 16

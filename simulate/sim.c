@@ -31,6 +31,7 @@
 #include "block_program.h"
 #include "branch_model.h"
 #include "cache_model.h"
+#include "hier.h"
 #include "ll_model.h"
 #include "sim.h"
 
@@ -94,8 +95,21 @@ struct worker {
 
 #define MAX_WORKERS 64
 
+/* What this engine simulates: Cachegrind's three caches or none. */
+struct engine_options {
+	int cache_sim, branch_sim;
+	struct cgt_cache_config I1, D1, LL;
+};
+
 struct cgt_sim {
-	struct cgt_sim_options o;
+	struct engine_options o;
+	/* Any other configuration, or several: this engine counts executions
+	   and branches, and the hierarchy engine the misses. */
+	struct hier *hier;
+	unsigned n_configs;
+	struct cgt_hierarchy *configs;
+	int cache_sim;
+	const char *trace_path;
 	struct block_program_options compile;
 
 	/* The exact state after the segments joined so far. */
@@ -138,7 +152,7 @@ static int grow(void **v, size_t *cap, size_t size)
 		 ? ((vec).v[(vec).n++] = (item), 0)                                                \
 		 : -1)
 
-static int caches_init(const struct cgt_sim_options *o, struct cache_model *I1,
+static int caches_init(const struct engine_options *o, struct cache_model *I1,
 		       struct cache_model *D1)
 {
 	return cache_model_init(I1, (uint32_t)o->I1.size, (uint32_t)o->I1.assoc, (uint32_t)o->I1.line) < 0 ||
@@ -148,18 +162,32 @@ static int caches_init(const struct cgt_sim_options *o, struct cache_model *I1,
 		       : 0;
 }
 
+/* The smallest line size of a configuration's levels. */
+static uint32_t min_line_of(const struct cgt_hierarchy *h)
+{
+	uint32_t min = UINT32_MAX;
+	for (int l = 0; l < CGT_N_LEVELS; l++)
+		if (h->level[l].size != 0 && (uint32_t)h->level[l].line < min)
+			min = (uint32_t)h->level[l].line;
+	return min;
+}
+
 int cgt_sim_open(struct cgt_sim **out, const struct cgt_sim_options *o, uint32_t max_access_size,
 		 struct cgt_error *e)
 {
 	struct cgt_sim *s;
 
 	*out = NULL;
-	uint32_t min_line = (uint32_t)o->I1.line;
-	if ((uint32_t)o->D1.line < min_line)
-		min_line = (uint32_t)o->D1.line;
-	if ((uint32_t)o->LL.line < min_line)
-		min_line = (uint32_t)o->LL.line;
-	if (o->cache_sim && min_line < max_access_size)
+	const int cache_sim = o->cache_sim && o->n_configs > 0;
+	uint32_t min_line = cache_sim ? min_line_of(&o->configs[0]) : 64;
+	for (unsigned c = 1; cache_sim && c < o->n_configs; c++)
+		if (min_line_of(&o->configs[c]) != min_line)
+			return cgt_fail(e, cgt_err_invalid,
+					"the configurations' smallest line sizes differ (%u and %u B): "
+					"Cachegrind cuts large accesses to that size, so one run "
+					"needs one",
+					min_line, min_line_of(&o->configs[c]));
+	if (cache_sim && min_line < max_access_size)
 		return cgt_fail(e, cgt_err_invalid,
 				"cannot continue: the minimum line size (%u)\n"
 				"  must be equal to or larger than the maximum register size (%u)\n"
@@ -168,22 +196,50 @@ int cgt_sim_open(struct cgt_sim **out, const struct cgt_sim_options *o, uint32_t
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
-	s->o = *o;
 	s->failed_index = UINT64_MAX;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	branch_model_init(&s->branches, 1, 0);
-	if (o->cache_sim) {
-		if (caches_init(o, &s->I1, &s->D1) < 0 ||
-		    ll_model_init(&s->LL, (uint32_t)o->LL.size, (uint32_t)o->LL.assoc,
-				  (uint32_t)o->LL.line) < 0 ||
+	s->cache_sim = cache_sim;
+	s->trace_path = o->trace_path;
+	s->n_configs = o->n_configs;
+	s->o.branch_sim = o->branch_sim;
+	/* Kept without cache simulation too: the files describe the caches. */
+	if (o->n_configs > 0) {
+		s->configs = malloc(o->n_configs * sizeof(*s->configs));
+		if (s->configs == NULL) {
+			cgt_sim_close(s);
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+		}
+		memcpy(s->configs, o->configs, o->n_configs * sizeof(*s->configs));
+	}
+	if (cache_sim && o->n_configs == 1 && o->configs[0].level[CGT_LEVEL_L2].size == 0) {
+		const struct cgt_hierarchy *only = &o->configs[0];
+		/* Cachegrind's shape: this engine alone, its own caches. */
+		s->o.cache_sim = 1;
+		s->o.I1 = only->level[CGT_LEVEL_I1];
+		s->o.D1 = only->level[CGT_LEVEL_D1];
+		s->o.LL = only->level[CGT_LEVEL_LL];
+		if (caches_init(&s->o, &s->I1, &s->D1) < 0 ||
+		    ll_model_init(&s->LL, (uint32_t)s->o.LL.size, (uint32_t)s->o.LL.assoc,
+				  (uint32_t)s->o.LL.line) < 0 ||
 		    (s->missed[I1_CACHE] = malloc(cache_model_slots(&s->I1))) == NULL ||
 		    (s->missed[D1_CACHE] = malloc(cache_model_slots(&s->D1))) == NULL) {
 			cgt_sim_close(s);
 			return cgt_fail(e, cgt_err_nomem, "out of memory for the simulated caches");
 		}
+	} else if (cache_sim) {
+		if (o->trace_path == NULL) {
+			cgt_sim_close(s);
+			return cgt_fail(e, cgt_err_invalid, "no trace path for a run of several configurations");
+		}
+		if (hier_open(&s->hier, o->configs, o->n_configs, min_line, e) < 0) {
+			cgt_sim_close(s);
+			return -e->status;
+		}
 	}
-	s->compile = (struct block_program_options){ o->cache_sim, o->branch_sim, s->I1.line_bits,
+	/* Guarded data references are counted (Dr, Dw) even without caches. */
+	s->compile = (struct block_program_options){ s->o.cache_sim, s->o.branch_sim, s->I1.line_bits,
 						     s->I1.way_bits, s->I1.sets_mask, min_line };
 	*out = s;
 	return 0;
@@ -642,77 +698,162 @@ int cgt_sim_trace(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
 		*e = s->error;
 		return -e->status;
 	}
-	return 0;
+	return s->hier != NULL ? hier_run(s->hier, s->trace_path, threads, progress, e) : 0;
 }
 
-void cgt_sim_block_counts(const struct cgt_sim *s, const struct cgt_block *blk, uint64_t *rows)
+/* Where each (kind of access, what is counted) goes among a profile's
+   events: -1 where the event set has no such column. */
+struct columns {
+	int executed[CGT_ACCESS_INDIRECT + 1];
+	int mispredicted[CGT_ACCESS_INDIRECT + 1];
+	int missed[CGT_ACCESS_INDIRECT + 1][CGT_N_LEVELS];
+};
+
+static void columns_init(struct columns *c, const struct cgt_event_set *es)
 {
-	memset(rows, 0, (size_t)blk->n_insns * CGT_N_EVENTS * sizeof(*rows));
+	memset(c, 0xff, sizeof(*c));
+	for (unsigned k = 0; k < es->n; k++) {
+		const struct cgt_event_def *ev = &es->ev[k];
+		if (ev->level == CGT_EVENT_EXECUTED)
+			c->executed[ev->access] = (int)k;
+		else if (ev->level == CGT_EVENT_MISPREDICT)
+			c->mispredicted[ev->access] = (int)k;
+		else
+			c->missed[ev->access][ev->level] = (int)k;
+	}
+}
+
+/* The access an op makes; -1 for ops that make none. */
+static int access_of(uint8_t kind)
+{
+	switch (kind) {
+	case CGT_OP_INSN: return CGT_ACCESS_FETCH;
+	case CGT_OP_READ:
+	case CGT_OP_MODIFY:
+	case CGT_OP_READ_GUARDED: return CGT_ACCESS_READ;
+	case CGT_OP_WRITE:
+	case CGT_OP_WRITE_GUARDED: return CGT_ACCESS_WRITE;
+	case CGT_OP_COND:
+	case CGT_OP_COND_INV: return CGT_ACCESS_COND;
+	case CGT_OP_INDIRECT: return CGT_ACCESS_INDIRECT;
+	default: return -1;
+	}
+}
+
+static void add(uint64_t *row, int column, uint64_t n)
+{
+	if (column >= 0)
+		row[column] += n;
+}
+
+/* This engine's counts of blk into its rows (n_insns of them). */
+static void engine_counts(const struct cgt_sim *s, const struct cgt_block *blk,
+			  const struct columns *col, unsigned n_events, uint64_t *rows)
+{
 	for (unsigned wi = 0; wi < s->n_workers; wi++) {
 		const struct worker *w = &s->workers[wi];
 		if (blk->id >= w->n_programs || w->programs[blk->id] == NULL)
 			continue;
 		const struct block_program *st = w->programs[blk->id];
 
-		/* Executions: every op of a prefix counts once per execution of it. */
+		/* Executions: every op of a prefix counts once per execution
+		   of it, but guarded accesses count only when made. */
 		for (uint32_t exit = 0; exit <= blk->n_exits; exit++) {
 			uint64_t n = st->prefixes[exit].executions;
 			uint32_t cut = blk->ops_in_prefix[exit];
 			for (uint32_t k = 0; k < cut && n; k++) {
-				uint64_t *row = rows + (size_t)blk->ops[k].insn * CGT_N_EVENTS;
-				switch (blk->ops[k].kind) {
-				case CGT_OP_INSN: row[CGT_Ir] += n; break;
-				case CGT_OP_READ:
-				case CGT_OP_MODIFY: row[CGT_Dr] += n; break;
-				case CGT_OP_WRITE: row[CGT_Dw] += n; break;
-				case CGT_OP_COND:
-				case CGT_OP_COND_INV: row[CGT_Bc] += n; break;
-				case CGT_OP_INDIRECT: row[CGT_Bi] += n; break;
-				default: break;
-				}
+				int access = access_of(blk->ops[k].kind);
+				if (access >= 0 && blk->ops[k].kind != CGT_OP_READ_GUARDED &&
+				    blk->ops[k].kind != CGT_OP_WRITE_GUARDED)
+					add(rows + (size_t)blk->ops[k].insn * n_events,
+					    col->executed[access], n);
 			}
 		}
 		/* Per-op counters: misses, mispredicts, guarded accesses made. */
 		for (uint32_t k = 0; k < blk->n_ops; k++) {
+			int access = access_of(blk->ops[k].kind);
+			if (access < 0)
+				continue;
 			const uint64_t *c = st->op_counts[k];
-			uint64_t *row = rows + (size_t)blk->ops[k].insn * CGT_N_EVENTS;
+			uint64_t *row = rows + (size_t)blk->ops[k].insn * n_events;
 			uint64_t first = c[OP_MISS1] + c[OP_SETTLED];
-			switch (blk->ops[k].kind) {
-			case CGT_OP_INSN:
-				row[CGT_I1mr] += first;
-				row[CGT_ILmr] += c[OP_MISSLL];
-				break;
-			case CGT_OP_READ_GUARDED:
-				row[CGT_Dr] += c[OP_DONE];
-				/* fall through */
-			case CGT_OP_READ:
-			case CGT_OP_MODIFY:
-				row[CGT_D1mr] += first;
-				row[CGT_DLmr] += c[OP_MISSLL];
-				break;
-			case CGT_OP_WRITE_GUARDED:
-				row[CGT_Dw] += c[OP_DONE];
-				/* fall through */
-			case CGT_OP_WRITE:
-				row[CGT_D1mw] += first;
-				row[CGT_DLmw] += c[OP_MISSLL];
-				break;
-			case CGT_OP_COND:
-			case CGT_OP_COND_INV:
-				row[CGT_Bcm] += first;
-				break;
-			case CGT_OP_INDIRECT:
-				row[CGT_Bim] += first;
-				break;
-			default:
-				break;
+			if (blk->ops[k].kind == CGT_OP_READ_GUARDED || blk->ops[k].kind == CGT_OP_WRITE_GUARDED)
+				add(row, col->executed[access], c[OP_DONE]);
+			if (access >= CGT_ACCESS_COND) {
+				add(row, col->mispredicted[access], first);
+			} else if (s->o.cache_sim) {
+				add(row, col->missed[access][access == CGT_ACCESS_FETCH ? CGT_LEVEL_I1
+											: CGT_LEVEL_D1],
+				    first);
+				add(row, col->missed[access][CGT_LEVEL_LL], c[OP_MISSLL]);
 			}
 		}
 	}
-	if (!s->o.cache_sim)
-		for (uint32_t i = 0; i < blk->n_insns; i++)
-			for (unsigned ev = CGT_I1mr; ev <= CGT_DLmw; ev++)
-				rows[(size_t)i * CGT_N_EVENTS + ev] = 0;
+}
+
+struct hier_rows {
+	const struct cgt_block_table *t;
+	const size_t *first_row;
+	const struct columns *col;
+	unsigned n_events;
+	uint64_t *costs;
+};
+
+static void add_hier_misses(void *arg, uint32_t block_id, uint32_t op, enum cgt_level level,
+			    uint64_t n)
+{
+	struct hier_rows *r = arg;
+	if (block_id >= r->t->n || op >= r->t->blocks[block_id]->n_ops)
+		return;	/* a block the first pass did not see: none */
+	const struct cgt_op *o = &r->t->blocks[block_id]->ops[op];
+	int access = access_of(o->kind);
+	if (access < 0 || access >= CGT_ACCESS_COND)
+		return;
+	add(r->costs + (r->first_row[block_id] + o->insn) * r->n_events, r->col->missed[access][level], n);
+}
+
+int cgt_sim_profile(const struct cgt_sim *s, unsigned config, const struct cgt_block_table *t,
+		    struct cgt_profile *p, struct cgt_error *e)
+{
+	memset(p, 0, sizeof(*p));
+	p->cache_sim = s->cache_sim;
+	if (config < s->n_configs)
+		p->caches = s->configs[config];
+	cgt_event_set_init(&p->events, s->cache_sim, p->caches.level[CGT_LEVEL_L2].size != 0,
+			   s->o.branch_sim);
+	struct columns col;
+	columns_init(&col, &p->events);
+	const unsigned n_events = p->events.n;
+
+	size_t *first_row = malloc(((size_t)t->n + 1) * sizeof(*first_row));
+	if (first_row == NULL)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	first_row[0] = 0;
+	for (uint32_t b = 0; b < t->n; b++)
+		first_row[b + 1] = first_row[b] + t->blocks[b]->n_insns;
+	p->n_insns = first_row[t->n];
+	p->costs = calloc(p->n_insns ? p->n_insns * n_events : 1, sizeof(*p->costs));
+	if (p->costs == NULL) {
+		free(first_row);
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	}
+	for (uint32_t b = 0; b < t->n; b++)
+		engine_counts(s, t->blocks[b], &col, n_events, p->costs + first_row[b] * n_events);
+	if (s->hier != NULL) {
+		struct hier_rows r = { t, first_row, &col, n_events, p->costs };
+		hier_misses(s->hier, config, add_hier_misses, &r);
+	}
+	free(first_row);
+	for (size_t i = 0; i < p->n_insns; i++)
+		for (unsigned k = 0; k < n_events; k++)
+			p->totals[k] += p->costs[i * n_events + k];
+	return 0;
+}
+
+void cgt_profile_free(struct cgt_profile *p)
+{
+	free(p->costs);
+	p->costs = NULL;
 }
 
 void cgt_sim_close(struct cgt_sim *s)
@@ -731,6 +872,8 @@ void cgt_sim_close(struct cgt_sim *s)
 		free(w->programs);
 		free(w->misses);
 	}
+	hier_close(s->hier);
+	free(s->configs);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
 	free(s);

@@ -16,17 +16,6 @@
 
 #include "decode.h"
 
-/* Cachegrind's events, in its order. */
-enum cgt_event {
-	CGT_Ir, CGT_I1mr, CGT_ILmr,
-	CGT_Dr, CGT_D1mr, CGT_DLmr,
-	CGT_Dw, CGT_D1mw, CGT_DLmw,
-	CGT_Bc, CGT_Bcm, CGT_Bi, CGT_Bim,
-	CGT_N_EVENTS
-};
-
-extern const char *const cgt_event_names[CGT_N_EVENTS];
-
 /* ---- Cache configuration (cache_config.c) ------------------------------ */
 
 /* Cachegrind keeps these in 32-bit ints; so do we, for the same checks. */
@@ -115,12 +104,20 @@ struct cgt_event_set {
    level-1 ones when has_L2. */
 void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int branch_sim);
 
-/* ---- Simulator (sim.c) ------------------------------------------------ */
+/* ---- Simulator (sim.c, hier.c) ----------------------------------------- */
 
 struct cgt_sim_options {
 	int cache_sim;
 	int branch_sim;
-	struct cgt_cache_config I1, D1, LL;	/* checked configurations */
+	/* The configurations to simulate, in one replay: each checked
+	   (cgt_cache_check, cgt_hierarchy_check), all with one smallest line
+	   size.  Without cache simulation they only describe the caches. */
+	const struct cgt_hierarchy *configs;
+	unsigned n_configs;
+	/* The trace, read once more per thread when there are several
+	   configurations or an L2 (the first read counts executions and
+	   branches). */
+	const char *trace_path;
 };
 
 struct cgt_sim;
@@ -136,16 +133,33 @@ struct cgt_sim_progress {
 };
 
 /* Simulates every execution d decodes, on `threads` threads (the caller's
-   among them), each decoding and simulating segments of its own; the
-   counts are the same for any number.  progress: NULL, or whom to tell. */
+   among them); the counts are the same for any number.  progress: NULL,
+   or whom to tell. */
 int cgt_sim_trace(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
 		  const struct cgt_sim_progress *progress, struct cgt_error *e);
 
-/* The counts of each instruction of blk: n_insns rows of CGT_N_EVENTS
-   (zeros for a block that never ran under this simulator). */
-void cgt_sim_block_counts(const struct cgt_sim *s, const struct cgt_block *blk, uint64_t *rows);
-
 void cgt_sim_close(struct cgt_sim *s);
+
+/* ---- Profiles -------------------------------------------------------- */
+
+/* What one configuration of a simulation counted: a row of costs for each
+   instruction of each block of the trace's block table, block by block in
+   id order (zeros for instructions that never ran, which Cachegrind lists
+   too), one cost per event of the set. */
+struct cgt_profile {
+	struct cgt_event_set events;
+	int cache_sim;
+	struct cgt_hierarchy caches;	/* the configuration, if one was given */
+	size_t n_insns;
+	uint64_t *costs;		/* [n_insns][events.n] */
+	uint64_t totals[CGT_MAX_EVENTS];
+};
+
+/* The profile of configuration `config` (an index into the options'
+   configurations) over block table t. */
+int cgt_sim_profile(const struct cgt_sim *s, unsigned config, const struct cgt_block_table *t,
+		    struct cgt_profile *p, struct cgt_error *e);
+void cgt_profile_free(struct cgt_profile *p);
 
 /* ---- Configuration lists and sweeps (cache_list.c, hierarchy.c) ---- */
 

@@ -19,9 +19,11 @@ static inline void fuzz_read_trace(const char *path)
 	struct cgt_decoder *d;
 	struct cgt_sim *sim;
 	struct cgt_cache_defaults defaults;
-	struct cgt_sim_options so = { .cache_sim = 1, .branch_sim = 1,
-				      .I1 = { 32768, 8, 64 }, .D1 = { 32768, 8, 64 },
-				      .LL = { 262144, 8, 64 } };
+	const struct cgt_hierarchy caches = {
+		{ { 32768, 8, 64 }, { 32768, 8, 64 }, { 0, 0, 0 }, { 262144, 8, 64 } }
+	};
+	struct cgt_sim_options so = { .cache_sim = 1, .branch_sim = 1, .configs = &caches,
+				      .n_configs = 1, .trace_path = path };
 
 	fuzz_say("info", cgt_trace_info(fuzz_devnull(), fuzz_devnull(), path, &e), &e);
 
@@ -40,19 +42,14 @@ static inline void fuzz_read_trace(const char *path)
 		if (rc == 0) {
 			/* What the profile reads of each block. */
 			const struct cgt_block_table *t = cgt_decoder_blocks(d);
-			uint64_t *rows = NULL;
+			struct cgt_profile p;
+			if (cgt_sim_profile(sim, 0, t, &p, &e) == 0)
+				cgt_profile_free(&p);
 			for (uint32_t i = 0; i < t->n; i++) {
 				const struct cgt_block *blk = t->blocks[i];
-				uint64_t *r = realloc(rows, (size_t)blk->n_insns * CGT_N_EVENTS *
-								    sizeof(*rows));
-				if (r == NULL)
-					break;
-				rows = r;
-				cgt_sim_block_counts(sim, blk, rows);
 				for (uint32_t k = 0; k < blk->n_insns; k++)
 					cgt_decoder_find_mapping(d, blk->insns[k].addr, blk->map_epoch);
 			}
-			free(rows);
 			cgt_decoder_end(d);
 			cgt_decoder_warn_incomplete(d, 1, fuzz_devnull());
 		}

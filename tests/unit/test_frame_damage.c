@@ -120,7 +120,8 @@ static void flip(const char *path, long at)
    error), the report of what was lost in report. */
 static uint64_t *simulate(const char *path, unsigned threads, size_t *n, char *report, size_t len)
 {
-	const struct cgt_sim_options o = { 1, 1, { 1024, 2, 64 }, { 1024, 2, 64 }, { 8192, 4, 64 } };
+	const struct cgt_hierarchy h = { { { 1024, 2, 64 }, { 1024, 2, 64 }, { 0, 0, 0 }, { 8192, 4, 64 } } };
+	const struct cgt_sim_options o = { 1, 1, &h, 1, path };
 	struct cgt_decoder *d;
 	struct cgt_sim *s;
 	struct cgt_error e;
@@ -139,11 +140,11 @@ static uint64_t *simulate(const char *path, unsigned threads, size_t *n, char *r
 		CHECK(cgt_decoder_warn_incomplete(d, 1, f) == 1);
 		fclose(f);
 		const struct cgt_block_table *t = cgt_decoder_blocks(d);
+		struct cgt_profile p;
 		*n = 0;
-		for (uint32_t i = 0; i < t->n; i++) {
-			all = realloc(all, (*n + t->blocks[i]->n_insns * CGT_N_EVENTS) * sizeof(*all));
-			cgt_sim_block_counts(s, t->blocks[i], all + *n);
-			*n += t->blocks[i]->n_insns * CGT_N_EVENTS;
+		if (cgt_sim_profile(s, 0, t, &p, &e) == 0) {
+			*n = p.n_insns * p.events.n;
+			all = p.costs;
 		}
 	}
 	cgt_sim_close(s);

@@ -86,27 +86,48 @@ static void write_trace(const char *path, unsigned bad1, unsigned bad2, int segm
 	cgt_block_table_free(&t);
 }
 
-/* Simulates path on threads threads: the counts of every block, in one
-   array (NULL on an error, whose message goes to msg). */
-static uint64_t *simulate(const char *path, const struct cgt_sim_options *o, unsigned threads,
-			  size_t *n, char *msg)
+/* A run's options: up to three configurations. */
+struct run {
+	int cache_sim, branch_sim;
+	unsigned n;
+	struct cgt_hierarchy h[3];
+};
+
+#define LEVELS(...) { { __VA_ARGS__ } }
+#define NO_L2 { 0, 0, 0 }
+
+/* Simulates path on threads threads: the profiles of every configuration,
+   in one array (NULL on an error, whose message goes to msg); *misses:
+   their misses and mispredicts. */
+static uint64_t *simulate(const char *path, const struct run *r, unsigned threads, size_t *n,
+			  uint64_t *misses, char *msg)
 {
 	struct cgt_decoder *d;
 	struct cgt_sim *s;
 	struct cgt_error e;
 	uint64_t *all = NULL;
+	const struct cgt_sim_options o = { r->cache_sim, r->branch_sim, r->h, r->n, path };
 
 	CHECK(cgt_decoder_open(&d, path, &e) == 0);
-	CHECK(cgt_sim_open(&s, o, 32, &e) == 0);
+	CHECK(cgt_sim_open(&s, &o, 32, &e) == 0);
+	*misses = 0;
 	if (cgt_sim_trace(s, d, threads, NULL, &e) < 0) {
 		strcpy(msg, e.msg);
 	} else {
 		const struct cgt_block_table *t = cgt_decoder_blocks(d);
 		*n = 0;
-		for (uint32_t i = 0; i < t->n; i++) {
-			all = realloc(all, (*n + t->blocks[i]->n_insns * CGT_N_EVENTS) * sizeof(*all));
-			cgt_sim_block_counts(s, t->blocks[i], all + *n);
-			*n += t->blocks[i]->n_insns * CGT_N_EVENTS;
+		for (unsigned k = 0; k < r->n; k++) {
+			struct cgt_profile p;
+			if (cgt_sim_profile(s, k, t, &p, &e) < 0)
+				break;
+			size_t len = p.n_insns * p.events.n;
+			all = realloc(all, (*n + len) * sizeof(*all));
+			memcpy(all + *n, p.costs, len * sizeof(*all));
+			*n += len;
+			for (unsigned ev = 0; ev < p.events.n; ev++)
+				if (p.events.ev[ev].level != CGT_EVENT_EXECUTED)
+					*misses += p.totals[ev];
+			cgt_profile_free(&p);
 		}
 	}
 	cgt_sim_close(s);
@@ -117,33 +138,47 @@ static uint64_t *simulate(const char *path, const struct cgt_sim_options *o, uns
 static void any_number_of_threads(void)
 {
 	/* I1 512 B 2-way, D1 1 KiB direct-mapped or 12-way 1.5 KiB, LL 8 KiB
-	   4-way or 16 KiB 16-way, 32- and 64-byte lines. */
-	const struct cgt_sim_options configs[] = {
-		{ 1, 1, { 512, 2, 32 }, { 1024, 1, 32 }, { 8192, 4, 32 } },
-		{ 1, 1, { 1024, 4, 64 }, { 1536, 12, 32 }, { 16384, 16, 64 } },
-		{ 0, 1, { 1024, 4, 64 }, { 1024, 4, 64 }, { 16384, 16, 64 } },
-		{ 1, 0, { 1024, 4, 64 }, { 1024, 4, 64 }, { 16384, 16, 64 } },
+	   4-way or 16 KiB 16-way, 32- and 64-byte lines; then the hierarchy
+	   engine: an L2, and several configurations at once. */
+	const struct run runs[] = {
+		{ 1, 1, 1, { LEVELS({ 512, 2, 32 }, { 1024, 1, 32 }, NO_L2, { 8192, 4, 32 }) } },
+		{ 1, 1, 1, { LEVELS({ 1024, 4, 64 }, { 1536, 12, 32 }, NO_L2, { 16384, 16, 64 }) } },
+		{ 0, 1, 1, { LEVELS({ 1024, 4, 64 }, { 1024, 4, 64 }, NO_L2, { 16384, 16, 64 }) } },
+		{ 1, 0, 1, { LEVELS({ 1024, 4, 64 }, { 1024, 4, 64 }, NO_L2, { 16384, 16, 64 }) } },
+		{ 1, 1, 1, { LEVELS({ 512, 2, 32 }, { 1024, 1, 32 }, { 2048, 2, 32 }, { 8192, 4, 32 }) } },
+		{ 1, 1, 3, { LEVELS({ 512, 2, 32 }, { 1024, 1, 32 }, NO_L2, { 8192, 4, 32 }),
+			     LEVELS({ 512, 2, 32 }, { 2048, 2, 32 }, { 4096, 4, 32 }, { 8192, 4, 32 }),
+			     LEVELS({ 1024, 2, 32 }, { 1024, 2, 32 }, NO_L2, { 4096, 2, 32 }) } },
 	};
 	char path[128], msg[1024];
 	snprintf(path, sizeof(path), "%s/t.zst", dir);
 	write_trace(path, 999, 999, 1);
-	for (size_t c = 0; c < sizeof(configs) / sizeof(configs[0]); c++) {
+	uint64_t *cachegrind_shape = NULL;
+	size_t n_cachegrind_shape = 0;
+	for (size_t c = 0; c < sizeof(runs) / sizeof(runs[0]); c++) {
 		size_t n1 = 0, n = 0;
-		uint64_t *one = simulate(path, &configs[c], 1, &n1, msg), misses = 0;
+		uint64_t misses, other;
+		uint64_t *one = simulate(path, &runs[c], 1, &n1, &misses, msg);
 		CHECK(one != NULL);
-		for (size_t i = 0; one != NULL && i < n1; i++)
-			misses += i % CGT_N_EVENTS == CGT_D1mr || i % CGT_N_EVENTS == CGT_DLmw ||
-						  i % CGT_N_EVENTS == CGT_Bcm
-					  ? one[i]
-					  : 0;
+		/* The hierarchy engine counts the first run's configuration as
+		   the Cachegrind-shaped engine does. */
+		if (c == 0) {
+			cachegrind_shape = malloc(n1 * sizeof(*one));
+			memcpy(cachegrind_shape, one, n1 * sizeof(*one));
+			n_cachegrind_shape = n1;
+		}
+		if (c + 1 == sizeof(runs) / sizeof(runs[0]))
+			CHECK(n1 > n_cachegrind_shape &&
+			      memcmp(one, cachegrind_shape, n_cachegrind_shape * sizeof(*one)) == 0);
 		CHECK(misses > 10000);	/* a test of something */
 		for (unsigned threads = 2; threads <= 8; threads *= 4) {
-			uint64_t *many = simulate(path, &configs[c], threads, &n, msg);
+			uint64_t *many = simulate(path, &runs[c], threads, &n, &other, msg);
 			CHECK(many != NULL && n == n1 && memcmp(one, many, n * sizeof(*one)) == 0);
 			free(many);
 		}
 		free(one);
 	}
+	free(cachegrind_shape);
 	unlink(path);
 }
 
@@ -152,14 +187,15 @@ static void any_number_of_threads(void)
    segment the others wait for the worker that has it, which gives up. */
 static void first_error_wins(int segments)
 {
-	const struct cgt_sim_options o = { 1, 1, { 1024, 4, 64 }, { 1024, 4, 64 }, { 16384, 16, 64 } };
+	const struct run o = { 1, 1, 1, { LEVELS({ 1024, 4, 64 }, { 1024, 4, 64 }, NO_L2, { 16384, 16, 64 }) } };
 	char path[128], first[1024] = "", msg[1024];
 	size_t n;
+	uint64_t misses;
 	snprintf(path, sizeof(path), "%s/bad.zst", dir);
 	write_trace(path, 70, 150, segments);
 	for (unsigned threads = 1; threads <= 8; threads++) {
 		msg[0] = '\0';
-		CHECK(simulate(path, &o, threads, &n, msg) == NULL);
+		CHECK(simulate(path, &o, threads, &n, &misses, msg) == NULL);
 		CHECK(strstr(msg, "a block id below 40") != NULL);
 		if (threads == 1)
 			strcpy(first, msg);
@@ -169,7 +205,7 @@ static void first_error_wins(int segments)
 	   above could tell which one was reported. */
 	write_trace(path, 150, 999, segments);
 	msg[0] = '\0';
-	CHECK(simulate(path, &o, 1, &n, msg) == NULL);
+	CHECK(simulate(path, &o, 1, &n, &misses, msg) == NULL);
 	CHECK(strstr(msg, "a block id below 40") != NULL);
 	CHECK(strcmp(msg, first) != 0);
 	unlink(path);

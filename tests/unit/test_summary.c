@@ -32,7 +32,9 @@ static char *printed(const uint64_t *t, int cache, int branch)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	cgt_print_summary(f, 0, t, cache, branch);
+	struct cgt_event_set es;
+	cgt_event_set_init(&es, cache, cache > 1, branch);
+	cgt_print_summary(f, 0, &es, t);
 	fclose(f);
 	/* "==0== " -> "==PID== " */
 	char *out = malloc(len * 2 + 1), *o = out;
@@ -51,7 +53,7 @@ static char *printed(const uint64_t *t, int cache, int branch)
 
 static void cache_and_branch(void)
 {
-	const uint64_t t[CGT_N_EVENTS] = { 128758, 1091, 1072, 29598, 1229, 1018, 10265,
+	const uint64_t t[CGT_MAX_EVENTS] = { 128758, 1091, 1072, 29598, 1229, 1018, 10265,
 					   344,	   311,	 25634, 3185, 279,  150 };
 	char *out = printed(t, 1, 1);
 	CHECK(strcmp(out, expected) == 0);
@@ -62,7 +64,7 @@ static void cache_and_branch(void)
 
 static void instructions_only(void)
 {
-	const uint64_t t[CGT_N_EVENTS] = { 1234567 };
+	const uint64_t t[CGT_MAX_EVENTS] = { 1234567 };
 	char *out = printed(t, 0, 0);
 	CHECK(strcmp(out, "==PID== I   refs:      1,234,567\n") == 0);
 	free(out);
@@ -71,17 +73,44 @@ static void instructions_only(void)
 static void zero_branch_totals_show_as_one(void)
 {
 	/* Cachegrind sets a zero Bc or Bi to 1 before printing. */
-	const uint64_t t[CGT_N_EVENTS] = { 10 };
+	const uint64_t t[CGT_MAX_EVENTS] = { 10 };
 	char *out = printed(t, 0, 1);
 	CHECK(strstr(out, "Branches:       2  (1 cond + 1 ind)") != NULL);
 	free(out);
 }
 
+/* With an L2 (cache == 2 above): its own misses and rates between the L1s'
+   and LL's, and L2's refs and misses as LL's are shown (the L1 misses
+   reach L2, L2's misses reach LL). */
+static void with_an_l2(void)
+{
+	/* Ir I1mr I2mr ILmr Dr D1mr D2mr DLmr Dw D1mw D2mw DLmw */
+	const uint64_t t[CGT_MAX_EVENTS] = { 1000, 100, 50, 10, 400, 40, 20, 4, 200, 30, 15, 3 };
+	char *out = printed(t, 2, 0);
+	static const char *const lines[] = {
+		"==PID== I1  misses:      100\n==PID== I2  misses:       50\n==PID== LLi misses:       10\n",
+		"==PID== I2  miss rate:  5.00%\n",
+		"==PID== D2  misses:       35  ( 20 rd   +  15 wr)\n",
+		"==PID== D2  miss rate:   5.8% (5.0%     + 7.5%  )\n",
+		"==PID== L2 refs:         170  (140 rd   +  30 wr)\n",
+		"==PID== L2 misses:        85  ( 70 rd   +  15 wr)\n",
+		"==PID== LL refs:          85  ( 70 rd   +  15 wr)\n",
+		"==PID== LL misses:        17  ( 14 rd   +   3 wr)\n",
+	};
+	for (size_t k = 0; k < sizeof(lines) / sizeof(lines[0]); k++)
+		if (strstr(out, lines[k]) == NULL) {
+			printf("# missing: %s", lines[k]);
+			CHECK(0);
+		}
+	free(out);
+}
+
 int main(void)
 {
-	PLAN(3);
+	PLAN(4);
 	RUN(cache_and_branch);
 	RUN(instructions_only);
 	RUN(zero_branch_totals_show_as_one);
+	RUN(with_an_l2);
 	return CHECK_DONE();
 }

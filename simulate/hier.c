@@ -1,0 +1,609 @@
+/*
+ * The hierarchy engine (hier.h).
+ *
+ * A part is one thread's share of the configurations, as a tree: the L1
+ * groups (one LRU stack per set count and line size) at the top, their
+ * members (one per associativity) below, each member feeding its misses to
+ * the groups of the next level that its configurations have.  A reference
+ * goes down the tree depth first, so that every cache sees its references
+ * in program order, as Cachegrind's do.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache_model.h"
+#include "hier.h"
+
+/* Misses per op: an open-addressing map from (block id, op) to a count. */
+#define NO_KEY UINT64_MAX
+
+struct miss_map {
+	uint64_t *keys, *counts;
+	size_t cap, n;
+};
+
+/* Keys are block << 32 | op: every bit must reach the slot number. */
+static size_t slot_of(uint64_t key, size_t cap)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdull;
+	key ^= key >> 33;
+	return (size_t)key & (cap - 1);
+}
+
+static int miss_map_grow(struct miss_map *m)
+{
+	size_t cap = m->cap ? 2 * m->cap : 1024;
+	uint64_t *keys = malloc(cap * sizeof(*keys)), *counts = calloc(cap, sizeof(*counts));
+	if (keys == NULL || counts == NULL) {
+		free(keys);
+		free(counts);
+		return -1;
+	}
+	memset(keys, 0xff, cap * sizeof(*keys));
+	for (size_t i = 0; i < m->cap; i++) {
+		if (m->keys[i] == NO_KEY)
+			continue;
+		size_t j = slot_of(m->keys[i], cap);
+		while (keys[j] != NO_KEY)
+			j = (j + 1) & (cap - 1);
+		keys[j] = m->keys[i];
+		counts[j] = m->counts[i];
+	}
+	free(m->keys);
+	free(m->counts);
+	m->keys = keys;
+	m->counts = counts;
+	m->cap = cap;
+	return 0;
+}
+
+static int miss_map_add(struct miss_map *m, uint64_t key)
+{
+	if (2 * (m->n + 1) > m->cap && miss_map_grow(m) < 0)
+		return -1;
+	size_t j = slot_of(key, m->cap);
+	while (m->keys[j] != key) {
+		if (m->keys[j] == NO_KEY) {
+			m->keys[j] = key;
+			m->n++;
+			break;
+		}
+		j = (j + 1) & (m->cap - 1);
+	}
+	m->counts[j]++;
+	return 0;
+}
+
+struct group;
+
+/* One cache of a group: its associativity, its misses, the groups of the
+   next level that its misses go to. */
+struct member {
+	uint32_t assoc;
+	struct miss_map misses;
+	struct group **children;
+	unsigned n_children;
+};
+
+/* Caches of one level that see the same references and have the same set
+   count and line size: one stack as deep as the deepest of them. */
+struct group {
+	enum cgt_level level;
+	struct cgt_cache_config shape;	/* size / assoc = sets x line */
+	const struct member *parents[2];	/* whose misses it takes; NULL at L1 */
+	struct cache_model stack;
+	struct member **members;	/* by associativity, ascending */
+	unsigned n_members;
+};
+
+/* A block's references, in program order, for the engine. */
+struct ref_step {
+	uint64_t addr;		/* a fetch's; data: CGT_NO_ACCESS, see value */
+	uint32_t op;
+	uint32_t value;		/* data: index in the execution's values */
+	uint8_t size;
+	uint8_t is_fetch;
+};
+
+struct ref_program {
+	uint32_t *in_prefix;	/* [n_exits + 1]: steps executed by each prefix */
+	struct ref_step steps[];
+};
+
+struct part {
+	struct hier *h;
+	unsigned *configs;		/* the configurations it owns (global indices) */
+	unsigned n_configs;
+	struct group **groups;		/* every group, for freeing */
+	unsigned n_groups;
+	struct group **l1[2];		/* I1 and D1 groups */
+	unsigned n_l1[2];
+	uint32_t fetch_line_bits;	/* the smallest I1 line's */
+	struct ref_program **programs;	/* by block id */
+	uint32_t n_programs;
+	const char *path;
+	const struct cgt_sim_progress *progress;	/* part 0's only */
+	int failed;
+	struct cgt_error error;
+};
+
+struct hier {
+	struct cgt_hierarchy *configs;
+	unsigned n_configs;
+	uint32_t min_line;
+	struct part *parts;
+	unsigned n_parts;
+	/* by configuration: its part and its members, level by level */
+	struct member *(*chain)[CGT_N_LEVELS];
+};
+
+int hier_open(struct hier **out, const struct cgt_hierarchy *configs, unsigned n_configs,
+	      uint32_t min_line, struct cgt_error *e)
+{
+	struct hier *h = calloc(1, sizeof(*h));
+	*out = NULL;
+	if (h == NULL || (h->configs = malloc(n_configs * sizeof(*configs))) == NULL ||
+	    (h->chain = calloc(n_configs, sizeof(*h->chain))) == NULL) {
+		hier_close(h);
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	}
+	memcpy(h->configs, configs, n_configs * sizeof(*configs));
+	h->n_configs = n_configs;
+	h->min_line = min_line;
+	*out = h;
+	return 0;
+}
+
+/* ---- Building a part's tree ------------------------------------------- */
+
+static int push(void *vec, unsigned *n, size_t size)
+{
+	void **v = vec;
+	if ((*n & (*n - 1)) == 0) {	/* 0, 1, 2, 4, ...: full */
+		void *p = realloc(*v, (*n ? 2 * *n : 1) * size);
+		if (p == NULL)
+			return -1;
+		*v = p;
+	}
+	(*n)++;
+	return 0;
+}
+
+static struct group *find_group(struct part *p, enum cgt_level level,
+				const struct cgt_cache_config *c, const struct member *p0,
+				const struct member *p1)
+{
+	for (unsigned k = 0; k < p->n_groups; k++) {
+		struct group *g = p->groups[k];
+		if (g->level == level && g->shape.line == c->line &&
+		    g->shape.size / g->shape.assoc == c->size / c->assoc && g->parents[0] == p0 &&
+		    g->parents[1] == p1)
+			return g;
+	}
+	struct group *g = calloc(1, sizeof(*g));
+	if (g == NULL || push(&p->groups, &p->n_groups, sizeof(*p->groups)) < 0) {
+		free(g);
+		return NULL;
+	}
+	p->groups[p->n_groups - 1] = g;
+	g->level = level;
+	g->shape = *c;
+	g->parents[0] = p0;
+	g->parents[1] = p1;
+	return g;
+}
+
+static struct member *find_member(struct group *g, uint32_t assoc)
+{
+	for (unsigned k = 0; k < g->n_members; k++)
+		if (g->members[k]->assoc == assoc)
+			return g->members[k];
+	struct member *m = calloc(1, sizeof(*m));
+	if (m == NULL || push(&g->members, &g->n_members, sizeof(*g->members)) < 0) {
+		free(m);
+		return NULL;
+	}
+	g->members[g->n_members - 1] = m;
+	m->assoc = assoc;
+	if ((uint32_t)g->shape.assoc < assoc)
+		g->shape = (struct cgt_cache_config){ g->shape.size / g->shape.assoc * (int32_t)assoc,
+						      (int32_t)assoc, g->shape.line };
+	return m;
+}
+
+static int adopt(struct member *parent, struct group *g)
+{
+	for (unsigned k = 0; k < parent->n_children; k++)
+		if (parent->children[k] == g)
+			return 0;
+	if (push(&parent->children, &parent->n_children, sizeof(*parent->children)) < 0)
+		return -1;
+	parent->children[parent->n_children - 1] = g;
+	return 0;
+}
+
+/* The members configuration c uses, level by level, made where missing. */
+static int place(struct part *p, const struct cgt_hierarchy *c, struct member *chain[CGT_N_LEVELS])
+{
+	for (int l1 = CGT_LEVEL_I1; l1 <= CGT_LEVEL_D1; l1++) {
+		struct group *g = find_group(p, (enum cgt_level)l1, &c->level[l1], NULL, NULL);
+		if (g == NULL || (chain[l1] = find_member(g, (uint32_t)c->level[l1].assoc)) == NULL)
+			return -1;
+	}
+	const struct member *parents[2] = { chain[CGT_LEVEL_I1], chain[CGT_LEVEL_D1] };
+	for (int level = CGT_LEVEL_L2; level <= CGT_LEVEL_LL; level++) {
+		if (c->level[level].size == 0)
+			continue;
+		struct group *g = find_group(p, (enum cgt_level)level, &c->level[level], parents[0],
+					     parents[1]);
+		if (g == NULL || (chain[level] = find_member(g, (uint32_t)c->level[level].assoc)) == NULL)
+			return -1;
+		for (int k = 0; k < 2; k++)
+			if (parents[k] != NULL && adopt((struct member *)parents[k], g) < 0)
+				return -1;
+		parents[0] = chain[level];
+		parents[1] = NULL;
+	}
+	return 0;
+}
+
+static int by_assoc(const void *a, const void *b)
+{
+	const struct member *x = *(struct member *const *)a, *y = *(struct member *const *)b;
+	return (x->assoc > y->assoc) - (x->assoc < y->assoc);
+}
+
+static int part_build(struct part *p)
+{
+	struct hier *h = p->h;
+	for (unsigned k = 0; k < p->n_configs; k++)
+		if (place(p, &h->configs[p->configs[k]], h->chain[p->configs[k]]) < 0)
+			return -1;
+	p->fetch_line_bits = 63;
+	for (unsigned k = 0; k < p->n_groups; k++) {
+		struct group *g = p->groups[k];
+		qsort(g->members, g->n_members, sizeof(*g->members), by_assoc);
+		if (cache_model_init(&g->stack, (uint32_t)g->shape.size, (uint32_t)g->shape.assoc,
+				     (uint32_t)g->shape.line) < 0)
+			return -1;
+		if (g->level <= CGT_LEVEL_D1) {
+			int side = g->level == CGT_LEVEL_D1;
+			if (push(&p->l1[side], &p->n_l1[side], sizeof(*p->l1[side])) < 0)
+				return -1;
+			p->l1[side][p->n_l1[side] - 1] = g;
+			if (side == 0 && g->stack.line_bits < p->fetch_line_bits)
+				p->fetch_line_bits = g->stack.line_bits;
+		}
+	}
+	return 0;
+}
+
+/* ---- Replaying ------------------------------------------------------- */
+
+/* Looks block up in its set of a known stack and makes it the most
+   recently used: the depth it was found at, or the stack's depth if it was
+   not there. */
+static inline uint32_t stack_ref(struct cache_model *c, uint64_t block)
+{
+	uint64_t *set = c->tags + ((block & c->sets_mask) << c->way_bits);
+	if (set[0] == block)
+		return 0;
+	uint64_t carried = set[0];
+	set[0] = block;
+	for (uint32_t i = 1; i < c->assoc; i++) {
+		uint64_t was = set[i];
+		set[i] = carried;
+		if (was == block)
+			return i;
+		carried = was;
+	}
+	return c->assoc;
+}
+
+/* One reference to a group: each member it missed in counts it and passes
+   it down.  A reference that straddles two lines is one access that misses
+   where either line does. */
+static int group_ref(struct group *g, uint64_t addr, uint32_t size, uint64_t key)
+{
+	uint64_t first = addr >> g->stack.line_bits, last = (addr + size - 1) >> g->stack.line_bits;
+	uint32_t depth = stack_ref(&g->stack, first);
+	if (last != first) {
+		uint32_t d2 = stack_ref(&g->stack, last);
+		depth = d2 > depth ? d2 : depth;
+	}
+	for (unsigned k = 0; k < g->n_members && g->members[k]->assoc <= depth; k++) {
+		struct member *m = g->members[k];
+		if (miss_map_add(&m->misses, key) < 0)
+			return -1;
+		for (unsigned c = 0; c < m->n_children; c++)
+			if (group_ref(m->children[c], addr, size, key) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+static struct ref_program *compile(struct part *p, const struct cgt_block *blk)
+{
+	struct ref_program *rp = calloc(1, sizeof(*rp) + blk->n_ops * sizeof(struct ref_step) +
+						   (blk->n_exits + 1) * sizeof(uint32_t));
+	if (rp == NULL)
+		return NULL;
+	rp->in_prefix = (uint32_t *)(rp->steps + blk->n_ops);
+	uint32_t n = 0, values = 0, exits = 0;
+	uint64_t prev_last_line = UINT64_MAX;
+	for (uint32_t k = 0; k < blk->n_ops; k++) {
+		const struct cgt_op *op = &blk->ops[k];
+		const struct cgt_insn *in = &blk->insns[op->insn];
+		switch (op->kind) {
+		case CGT_OP_INSN: {
+			/* Within the line the previous instruction ended in: a hit
+			   on its set's most recently used line in every I1 (the
+			   smallest line's is within every larger one). */
+			uint64_t first = in->addr >> p->fetch_line_bits;
+			uint64_t last = (in->addr + in->len - 1) >> p->fetch_line_bits;
+			int same = first == last && first == prev_last_line;
+			prev_last_line = last;
+			if (!same)
+				rp->steps[n++] = (struct ref_step){ in->addr, k, 0, (uint8_t)in->len, 1 };
+			break;
+		}
+		case CGT_OP_READ:
+		case CGT_OP_WRITE:
+		case CGT_OP_MODIFY:
+		case CGT_OP_READ_GUARDED:
+		case CGT_OP_WRITE_GUARDED: {
+			uint32_t size = op->size > p->h->min_line ? p->h->min_line : op->size;
+			rp->steps[n++] = (struct ref_step){ CGT_NO_ACCESS, k, values++, (uint8_t)size, 0 };
+			break;
+		}
+		case CGT_OP_COND:
+		case CGT_OP_COND_INV:
+		case CGT_OP_EXIT:
+			rp->in_prefix[++exits] = n;
+			break;
+		case CGT_OP_INDIRECT:
+			values++;
+			break;
+		}
+	}
+	rp->in_prefix[0] = n;
+	return rp;
+}
+
+static struct ref_program *program_of(struct part *p, const struct cgt_exec *x)
+{
+	uint32_t id = x->block_id;
+	if (id >= p->n_programs) {
+		uint32_t n = p->n_programs ? p->n_programs : 1024;
+		while (n <= id)
+			n *= 2;
+		struct ref_program **v = realloc(p->programs, n * sizeof(*v));
+		if (v == NULL)
+			return NULL;
+		memset(v + p->n_programs, 0, (n - p->n_programs) * sizeof(*v));
+		p->programs = v;
+		p->n_programs = n;
+	}
+	if (p->programs[id] == NULL)
+		p->programs[id] = compile(p, x->block);
+	return p->programs[id];
+}
+
+static int run_batch(struct part *p, struct cgt_batch *b, struct cgt_error *e)
+{
+	struct cgt_exec x = { 0 };
+	int rc;
+
+	while ((rc = cgt_batch_next(b, &x, e)) > 0) {
+		struct ref_program *rp = program_of(p, &x);
+		if (rp == NULL)
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+		const uint64_t block_key = (uint64_t)x.block_id << 32;
+		for (uint32_t k = 0, n = rp->in_prefix[x.exit]; k < n; k++) {
+			const struct ref_step *s = &rp->steps[k];
+			uint64_t addr = s->is_fetch ? s->addr : x.values[s->value];
+			if (addr == CGT_NO_ACCESS)
+				continue;	/* a guarded access not made */
+			struct group **groups = p->l1[!s->is_fetch];
+			for (unsigned g = 0, ng = p->n_l1[!s->is_fetch]; g < ng; g++) {
+				/* the usual case: a hit on its set's most recently used line */
+				struct cache_model *c = &groups[g]->stack;
+				uint64_t block = addr >> c->line_bits;
+				if (c->tags[(block & c->sets_mask) << c->way_bits] == block &&
+				    (addr + s->size - 1) >> c->line_bits == block)
+					continue;
+				if (group_ref(groups[g], addr, s->size, block_key | s->op) < 0)
+					return cgt_fail(e, cgt_err_nomem, "out of memory");
+			}
+		}
+	}
+	return rc;
+}
+
+static void *part_main(void *arg)
+{
+	struct part *p = arg;
+	struct cgt_decoder *d = NULL;
+	struct cgt_batch b;
+	int rc;
+
+	if (cgt_decoder_open(&d, p->path, &p->error) < 0) {
+		p->failed = 1;
+		return NULL;
+	}
+	while ((rc = cgt_decoder_next(d, &b, &p->error)) > 0) {
+		/* Damage the first pass reported: what it lost is lost here too. */
+		if (run_batch(p, &b, &p->error) < 0 && !cgt_decoder_lost(d, &p->error)) {
+			rc = -1;
+			break;
+		}
+		if (p->progress != NULL)
+			p->progress->update(p->progress->arg, cgt_decoder_file_offset(d),
+					    cgt_decoder_file_size(d), 0);
+	}
+	if (rc < 0)
+		p->failed = 1;
+	cgt_decoder_close(d);
+	return NULL;
+}
+
+/* ---- Sharing the configurations out among threads -------------------- */
+
+/* Configurations with the same L1 stacks are best in one part: they share
+   the most. */
+static int same_l1(const struct cgt_hierarchy *a, const struct cgt_hierarchy *b)
+{
+	for (int l = CGT_LEVEL_I1; l <= CGT_LEVEL_D1; l++)
+		if (a->level[l].line != b->level[l].line ||
+		    a->level[l].size / a->level[l].assoc != b->level[l].size / b->level[l].assoc)
+			return 0;
+	return 1;
+}
+
+static int share_out(struct hier *h, unsigned threads)
+{
+	unsigned n_parts = threads < h->n_configs ? threads : h->n_configs;
+	unsigned *cluster = malloc(h->n_configs * sizeof(*cluster));
+	unsigned *load = calloc(n_parts, sizeof(*load));
+	unsigned n_clusters = 0;
+
+	h->parts = calloc(n_parts, sizeof(*h->parts));
+	if (cluster == NULL || load == NULL || h->parts == NULL) {
+		free(cluster);
+		free(load);
+		return -1;
+	}
+	h->n_parts = n_parts;
+	for (unsigned c = 0; c < h->n_configs; c++) {
+		cluster[c] = n_clusters;
+		for (unsigned k = 0; k < c; k++)
+			if (same_l1(&h->configs[k], &h->configs[c])) {
+				cluster[c] = cluster[k];
+				break;
+			}
+		if (cluster[c] == n_clusters)
+			n_clusters++;
+	}
+	/* Fewer clusters than threads: split the configurations evenly, else
+	   give each cluster whole to the least loaded part. */
+	unsigned *owner = malloc((n_clusters > h->n_configs ? n_clusters : h->n_configs) * sizeof(*owner));
+	if (owner == NULL) {
+		free(cluster);
+		free(load);
+		return -1;
+	}
+	if (n_clusters < n_parts) {
+		for (unsigned c = 0; c < h->n_configs; c++)
+			owner[c] = (unsigned)((uint64_t)c * n_parts / h->n_configs);
+	} else {
+		for (unsigned k = 0; k < n_clusters; k++) {
+			unsigned best = 0;
+			for (unsigned t = 1; t < n_parts; t++)
+				if (load[t] < load[best])
+					best = t;
+			owner[k] = best;
+			load[best]++;
+		}
+		for (unsigned c = 0; c < h->n_configs; c++)
+			cluster[c] = owner[cluster[c]];
+		memcpy(owner, cluster, h->n_configs * sizeof(*owner));
+	}
+	int rc = 0;
+	for (unsigned c = 0; c < h->n_configs && rc == 0; c++) {
+		struct part *p = &h->parts[owner[c]];
+		if (push(&p->configs, &p->n_configs, sizeof(*p->configs)) < 0)
+			rc = -1;
+		else
+			p->configs[p->n_configs - 1] = c;
+	}
+	free(cluster);
+	free(load);
+	free(owner);
+	return rc;
+}
+
+int hier_run(struct hier *h, const char *path, unsigned threads,
+	     const struct cgt_sim_progress *progress, struct cgt_error *e)
+{
+	pthread_t ids[64];
+	unsigned started = 0;
+
+	if (threads < 1)
+		threads = 1;
+	if (threads > 64)
+		threads = 64;
+	if (share_out(h, threads) < 0)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	for (unsigned t = 0; t < h->n_parts; t++) {
+		struct part *p = &h->parts[t];
+		p->h = h;
+		p->progress = t == 0 ? progress : NULL;
+		if (part_build(p) < 0)
+			return cgt_fail(e, cgt_err_nomem, "out of memory for the simulated caches");
+		p->path = path;
+	}
+	for (unsigned t = 1; t < h->n_parts; t++) {
+		if (pthread_create(&ids[t], NULL, part_main, &h->parts[t]) != 0)
+			break;
+		started = t;
+	}
+	part_main(&h->parts[0]);
+	for (unsigned t = 1; t <= started; t++)
+		pthread_join(ids[t], NULL);
+	/* A thread that could not start: its part on this one. */
+	for (unsigned t = started + 1; t < h->n_parts; t++)
+		part_main(&h->parts[t]);
+	for (unsigned t = 0; t < h->n_parts; t++)
+		if (h->parts[t].failed) {
+			*e = h->parts[t].error;
+			return -e->status;
+		}
+	return 0;
+}
+
+void hier_misses(const struct hier *h, unsigned config, hier_miss_fn *add, void *arg)
+{
+	for (int level = 0; level < CGT_N_LEVELS; level++) {
+		const struct member *m = h->chain[config][level];
+		if (m == NULL)
+			continue;
+		for (size_t j = 0; j < m->misses.cap; j++)
+			if (m->misses.keys[j] != NO_KEY)
+				add(arg, (uint32_t)(m->misses.keys[j] >> 32), (uint32_t)m->misses.keys[j],
+				    (enum cgt_level)level, m->misses.counts[j]);
+	}
+}
+
+void hier_close(struct hier *h)
+{
+	if (h == NULL)
+		return;
+	for (unsigned t = 0; t < h->n_parts; t++) {
+		struct part *p = &h->parts[t];
+		for (unsigned k = 0; k < p->n_groups; k++) {
+			struct group *g = p->groups[k];
+			for (unsigned m = 0; m < g->n_members; m++) {
+				free(g->members[m]->misses.keys);
+				free(g->members[m]->misses.counts);
+				free(g->members[m]->children);
+				free(g->members[m]);
+			}
+			free(g->members);
+			cache_model_free(&g->stack);
+			free(g);
+		}
+		for (uint32_t b = 0; b < p->n_programs; b++)
+			free(p->programs[b]);
+		free(p->programs);
+		free(p->groups);
+		free(p->l1[0]);
+		free(p->l1[1]);
+		free(p->configs);
+	}
+	free(h->parts);
+	free(h->configs);
+	free(h->chain);
+	free(h);
+}

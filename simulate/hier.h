@@ -1,0 +1,43 @@
+/*
+ * The hierarchy engine: the cache misses of many configurations -- any
+ * levels of enum cgt_level, L2 included -- in one replay of the trace.
+ *
+ * Configurations share what they can.  Caches of one level that see the
+ * same references and differ only in associativity are one LRU stack of
+ * the deepest (Mattson et al., 1970): a reference found at depth d hits in
+ * every member of more than d ways.  The members' misses feed the level
+ * below, so configurations with the same L1s share their L1 simulation,
+ * and so on down.
+ *
+ * Its caches are never started from an unknown state: each thread replays
+ * the whole trace in stream order for its own share of the configurations,
+ * so the counts are exact for any number of threads.  Executions and
+ * branches are counted elsewhere (sim.c); this engine counts only misses.
+ *
+ * Internal to simulate/.
+ */
+#ifndef CGTRACE_HIER_H
+#define CGTRACE_HIER_H
+
+#include "sim.h"
+
+struct hier;
+
+/* configs: checked; min_line: their common smallest line size, to which
+   data references are clamped as Cachegrind does. */
+int hier_open(struct hier **h, const struct cgt_hierarchy *configs, unsigned n_configs,
+	      uint32_t min_line, struct cgt_error *e);
+
+/* Replays the trace at path on up to `threads` threads. */
+int hier_run(struct hier *h, const char *path, unsigned threads,
+	     const struct cgt_sim_progress *progress, struct cgt_error *e);
+
+/* Calls add for each op of each block that missed at a level in
+   configuration `config`: n misses. */
+typedef void hier_miss_fn(void *arg, uint32_t block_id, uint32_t op, enum cgt_level level,
+			  uint64_t n);
+void hier_misses(const struct hier *h, unsigned config, hier_miss_fn *add, void *arg);
+
+void hier_close(struct hier *h);
+
+#endif
