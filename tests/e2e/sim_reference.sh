@@ -40,13 +40,19 @@ names_and_totals() {
 #                   L2 s0 [100 180]: 80 misses, 81 misses: one miss;
 #                   LL 40 (no straddle): misses (c0 evicted it at line 6)
 #  9 fetch 0x2020:2, block 101     miss   hit: data and fetches share L2
-# Ir 9: I1mr 3, I2mr 2, ILmr 2; Dr 6 (lines 1, 2, 3, 4, 7, 7): D1mr 4
-# (lines 2, 3, 4, 7), D2mr 2 (2, 4), DLmr 1 (2); Dw 2: D1mw 2, D2mw 2,
-# DLmw 2.
+#                                  (L2 s1 [101 81])
+#    R 0x1020:4, block 81          miss   hit (had line 8 not looked up 81
+#                   at L2 after 80 missed there, it would miss)
+# 10 R 0x3008:4, block 180         miss   miss      hit c0 (LL s0 [40 c0]:
+#                   had the L2 hits of lines 3, 4 and 7 gone on to LL, line 8
+#                   would have dropped c0 instead of 80)
+# Ir 10: I1mr 3, I2mr 2, ILmr 2; Dr 8 (lines 1, 2, 3, 4, 7, 7, 9, 10): D1mr 6
+# (lines 2, 3, 4, 7, 9, 10), D2mr 3 (2, 4, 10), DLmr 1 (2); Dw 2: D1mw 2,
+# D2mw 2, DLmw 2.
 # Without L2, LL sees every L1 miss: 40 miss, 80 miss, 81 miss, 80 hit
 # (line 3), 80 hit (4), c0 miss ([c0 80]), 80 hit (7: [80 c0]), 40 miss
-# (8: LRU drops c0: [40 80]), 80 hit (9; FIFO would have dropped 80):
-# ILmr 2, DLmr 1, DLmw 2.
+# (8: LRU drops c0: [40 80]), 80 hit (9; FIFO would have dropped 80),
+# 40 hit (9), c0 miss (10): ILmr 2, DLmr 2, DLmw 2.
 cat > hand.txt <<'EOF'
 T1 0x1000 4  R 0x8:4  W 0x2000:8
 T1 0x1004 4  R 0x2040:4
@@ -56,13 +62,14 @@ T1 0x1010 4  R- :4  Bc taken
 T2 0x1014 4  W 0x3000:40
 T2 0x1018 4  R 0x2020:4  R 0x2000:4  Bi 0x1000
 T1 0x101e 4
-T1 0x2020 2
+T1 0x2020 2  R 0x1020:4
+T1 0x1024 4  R 0x3008:4
 EOF
 check_eq "refsim, by hand, with L2" \
-	"Ir I1mr I2mr ILmr Dr D1mr D2mr DLmr Dw D1mw D2mw DLmw = 9 3 2 2 6 4 2 1 2 2 2 2" \
+	"Ir I1mr I2mr ILmr Dr D1mr D2mr DLmr Dw D1mw D2mw DLmw = 10 3 2 2 8 6 3 1 2 2 2 2" \
 	"$(refsim --I1=128,2,32 --D1=64,1,32 --L2=128,2,32 --LL=256,2,64 < hand.txt)"
 check_eq "refsim, by hand, without L2" \
-	"Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw = 9 3 2 6 4 1 2 2 2" \
+	"Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw = 10 3 2 8 6 2 2 2 2" \
 	"$(refsim --I1=128,2,32 --D1=64,1,32 --LL=256,2,64 < hand.txt)"
 
 # Two levels: small caches; 32-byte lines (fetches straddle more often);
