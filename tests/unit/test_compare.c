@@ -56,14 +56,16 @@ static void naming_and_merging(void)
 {
 	/* Counts before any fl= line: no line, and before any fn= line no
 	   function either; after an fl= line and before fn=, "<unspecified>";
-	   the same (file, fn, line) twice, even across fl= lines, merged. */
+	   the same (file, fn, line) twice, even across fl= lines, merged;
+	   functions and lines with no count of the event, left out. */
 	const char *files[2] = {
 		file(0, "cachegrind.out.1.a", "cmd: prog\nevents: Ir D1mr\n"
 			"5 1 1\n" "fn=early\n" "6 2 2\n"
 			"fl=a.c\n" "7 3 4\n" "fn=f\n" "3 10 5\n" "3 1 1\n"
 			"fl=b.c\n" "fn=f\n" "3 1 1\n"
 			"fl=a.c\n" "fn=f\n" "3 1 1\n" "4 1 0\n"
-			"summary: 20 15\n"),
+			"fn=nothing\n" "9 1 0\n"
+			"summary: 21 15\n"),
 		file(1, "cachegrind.out.1.b", "cmd: prog\nevents: Ir D1mr\n"
 			"fl=a.c\n" "fn=f\n" "3 10 9\n"
 			"summary: 10 9\n"),
