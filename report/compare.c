@@ -22,8 +22,7 @@ struct fn_entry {
 	struct cgt_map lines;	/* line number -> int64_t[n_files] */
 };
 
-/* A row of a ranking: a function (line < 0 is never used for it: see
-   is_line) or one of its lines. */
+/* A row of a ranking: a function, or one of its lines (is_line). */
 struct row {
 	const struct fn_entry *fn;
 	int64_t line;
@@ -139,7 +138,18 @@ static int64_t *line_counts(struct comparison *c, struct fn_entry *f, int64_t li
 	return counts;
 }
 
-static int find_event(struct comparison *c, const char *name, unsigned *event);
+static int find_event(struct comparison *c, const char *name, unsigned *event)
+{
+	for (unsigned k = 0; k < c->n_events; k++)
+		if (strcmp(c->events[k], name) == 0) {
+			*event = k;
+			return 0;
+		}
+	char list[256];
+	join_events(c->events, c->n_events, list, sizeof(list));
+	return cgt_fail(c->e, cgt_err_invalid, "--show: no event `%s` in %s: its events are %s", name,
+			c->o->files[0], list);
+}
 
 /* Reads file_index's summary: lines and, when counting, its counts of the
    event per function and line.  The first file read names the events,
@@ -241,19 +251,6 @@ static unsigned default_event(const struct comparison *c)
 		}
 	}
 	return best < c->n_events ? best : counted < c->n_events ? counted : 0;
-}
-
-static int find_event(struct comparison *c, const char *name, unsigned *event)
-{
-	for (unsigned k = 0; k < c->n_events; k++)
-		if (strcmp(c->events[k], name) == 0) {
-			*event = k;
-			return 0;
-		}
-	char list[256];
-	join_events(c->events, c->n_events, list, sizeof(list));
-	return cgt_fail(c->e, cgt_err_invalid, "--show: no event `%s` in %s: its events are %s", name,
-			c->o->files[0], list);
 }
 
 /* ---- Ranking ------------------------------------------------------------ */
