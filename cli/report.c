@@ -26,7 +26,9 @@ const char usage_report[] =
 	"                      [--show-percs | --no-show-percs] [--show-percs=yes] [--show-percs=no]\n"
 	"                      [--annotate | --no-annotate] [--auto=yes] [--auto=no] [--context N]\n"
 	"                      [--color=auto|always|never] [--format=text|json]\n"
-	"                      [cachegrind-out-file ...]\n";
+	"                      [cachegrind-out-file ...]\n"
+	"       " PROG " --compare [--show EVENT] [--top N] [--format=text|json]\n"
+	"                      cachegrind-out-file cachegrind-out-file ...\n";
 
 static const char help_report[] =
 	"\n"
@@ -63,13 +65,30 @@ static const char help_report[] =
 	"  --color=WHEN          shade counts by their share of the total: auto (on a\n"
 	"                        terminal), always or never (default: auto)\n"
 	"  --format=FORMAT       text (cg_annotate's layout) or json (the same data,\n"
-	"                        described in report/REPORT-JSON.md) (default: text)\n";
+	"                        described in report/REPORT-JSON.md) (default: text)\n"
+	"\n"
+	"comparing configurations (cgtrace's own):\n"
+	"  --compare             show one event of two or more files side by side (a\n"
+	"                        sweep's, one file per cache configuration): the program\n"
+	"                        totals, then the functions (file:function) and the\n"
+	"                        lines (file:line function) with the largest count in\n"
+	"                        any file, each file's count in a column headed by the\n"
+	"                        part of its name the others do not share, and the\n"
+	"                        change from the first file to the last.  The files\n"
+	"                        must have the same events: line.  Only --show, --top\n"
+	"                        and --format apply; --format=json is described in\n"
+	"                        report/REPORT-JSON.md\n"
+	"  --show EVENT          with --compare, the event compared (default: the miss\n"
+	"                        event, such as D1mr or Bcm, whose totals differ the most\n"
+	"                        between the files, relative to the largest; if none\n"
+	"                        differ, the first miss event counted; else the first)\n"
+	"  --top N               with --compare, show N functions and N lines (default: 20)\n";
 
 enum opt {
 	OPT_HELP, OPT_VERSION, OPT_DIFF, OPT_MOD_FILENAME, OPT_MOD_FUNCNAME, OPT_SHOW, OPT_SORT,
 	OPT_THRESHOLD, OPT_SHOW_PERCS, OPT_NO_SHOW_PERCS, OPT_SHOW_PERCS_YES, OPT_SHOW_PERCS_NO,
 	OPT_ANNOTATE, OPT_NO_ANNOTATE, OPT_AUTO_YES, OPT_AUTO_NO, OPT_CONTEXT, OPT_COLOR,
-	OPT_FORMAT,
+	OPT_FORMAT, OPT_COMPARE, OPT_TOP,
 };
 
 static const struct {
@@ -97,6 +116,8 @@ static const struct {
 	{ "--context", OPT_CONTEXT, 1, "--context" },
 	{ "--color", OPT_COLOR, 1, "--color" },
 	{ "--format", OPT_FORMAT, 1, "--format" },
+	{ "--compare", OPT_COMPARE, 0, "--compare" },
+	{ "--top", OPT_TOP, 1, "--top" },
 };
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
 
@@ -262,6 +283,33 @@ static char *newest_cgout(void)
 	return best;
 }
 
+/* --compare: the options that apply checked, the rest refused. */
+static int compare_files(const char *const *files, unsigned n_files,
+			 const struct cgt_annotate_options *o, unsigned top, unsigned long given)
+{
+	const unsigned long applies = 1ul << OPT_COMPARE | 1ul << OPT_SHOW | 1ul << OPT_TOP |
+				      1ul << OPT_FORMAT;
+	struct cgt_error e = { 0 };
+
+	for (size_t i = 0; i < N_OPTIONS; i++)
+		if (given & ~applies & (1ul << options[i].opt))
+			return arg_error("argument --compare: not allowed with argument %s",
+					 options[i].display);
+	if (n_files < 2)
+		return arg_error("argument --compare: two or more cachegrind-out-files to compare, "
+				 "not %u", n_files);
+	if (o->show != NULL && o->n_show != 1)
+		return arg_error("argument --show: with --compare, one event, not a list of %u",
+				 o->n_show);
+	const struct cgt_compare_options co = { files, n_files, o->show ? o->show[0] : NULL, top,
+						o->json };
+	if (cgt_compare(stdout, &co, &e) < 0) {
+		fflush(stdout);
+		return report_error(&e);
+	}
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct cgt_annotate_options o = { .threshold = 0.1, .show_percs = 1, .annotate = 1,
@@ -269,7 +317,9 @@ int cmd_report(int argc, char **argv)
 	struct cgt_mod *mod_filename = NULL, *mod_funcname = NULL;
 	const char **files = calloc((size_t)argc + 1, sizeof(char *));
 	unsigned n_files = 0;
-	int color = -1, options_done = 0, status = 2;
+	int color = -1, options_done = 0, status = 2, compare = 0;
+	unsigned long given = 0;	/* 1 << enum opt, of the options given */
+	unsigned top = 20;
 	char *newest = NULL, *invocation = NULL;
 
 	if (files == NULL)
@@ -307,6 +357,7 @@ int cmd_report(int argc, char **argv)
 			arg_error("argument %s: ignored explicit argument '%s'", options[k].display, value);
 			goto out;
 		}
+		given |= 1ul << options[k].opt;
 		switch (options[k].opt) {
 		case OPT_HELP:
 			printf("%s%s", usage_report, help_report);
@@ -389,7 +440,25 @@ int cmd_report(int argc, char **argv)
 			}
 			o.json = strcmp(value, "json") == 0;
 			break;
+		case OPT_COMPARE: compare = 1; break;
+		case OPT_TOP: {
+			uint64_t n;
+			if (parse_number(value, 1, UINT_MAX, 0, &n) < 0) {
+				arg_error("argument --top: invalid value: '%s' (a whole number, 1 or more)", value);
+				goto out;
+			}
+			top = (unsigned)n;
+			break;
 		}
+		}
+	}
+	if (compare) {
+		status = compare_files(files, n_files, &o, top, given);
+		goto out;
+	}
+	if (given & (1ul << OPT_TOP)) {
+		arg_error("argument --top: only with --compare");
+		goto out;
 	}
 	if (n_files == 0) {
 		newest = newest_cgout();

@@ -139,4 +139,28 @@ int cgt_sweep_summary_format(const char *path);
    data-mpki (4 decimals) for tests.  No level varies: a chart saying so. */
 int cgt_sweep_write_plot(FILE *f, const struct cgt_sweep_table *t, struct cgt_error *e);
 
+/* ---- Comparing configurations (compare.c) ---- */
+
+/*
+ * cgtrace report --compare: one event of several cachegrind.out files (a
+ * sweep's, one per cache configuration) side by side -- the totals, then
+ * the costliest functions (file:function) and lines (file:line function),
+ * named and merged as cg_annotate names and merges them.
+ */
+struct cgt_compare_options {
+	const char *const *files;	/* two or more, with the same events: line */
+	unsigned n_files;
+	/* NULL: the miss event (a name ending in "mr", "mw" or "m") whose
+	   totals differ the most between the files, relative to the largest;
+	   if none differ, the first miss event counted in some file; else
+	   the first event. */
+	const char *event;
+	unsigned top;			/* functions shown, and lines shown: at most this many each */
+	int json;			/* the same data as JSON (report/REPORT-JSON.md) */
+};
+
+/* Writes the comparison to out, or nothing if a file cannot be read, the
+   events: lines differ or the event is not among them (e says which). */
+int cgt_compare(FILE *out, const struct cgt_compare_options *o, struct cgt_error *e);
+
 #endif
