@@ -78,13 +78,22 @@ static int miss_map_add(struct miss_map *m, uint64_t key)
 
 struct group;
 
+/* A miss waiting for the next level: seq orders the misses of an
+   instruction fetch and of data, which two members make. */
+struct pending {
+	uint64_t addr, key, seq;
+	uint32_t size;
+};
+
 /* One cache of a group: its associativity, its misses, the groups of the
-   next level that its misses go to. */
+   next level that its misses go to, and the misses they have yet to see. */
 struct member {
 	uint32_t assoc;
 	struct miss_map misses;
 	struct group **children;
 	unsigned n_children;
+	struct pending *queue;
+	uint32_t n_queue, cap_queue;
 };
 
 /* Caches of one level that see the same references and have the same set
@@ -96,6 +105,9 @@ struct group {
 	struct cache_model stack;
 	struct member **members;	/* by associativity, ascending */
 	unsigned n_members;
+	/* First of its chain in the arrays that hold it (sorted by
+	   chain_order): the groups with its parents and line size. */
+	int chain_start;
 };
 
 /* A block's references, in program order, for the engine. */
@@ -123,6 +135,14 @@ struct part {
 	uint32_t fetch_line_bits;	/* the smallest I1 line's */
 	struct ref_program **programs;	/* by block id */
 	uint32_t n_programs;
+	/* The levels below L1, simulated a bunch of misses at a time (see
+	   drain): their groups by level, then chain_order. */
+	struct group **lower;
+	unsigned n_lower;
+	uint64_t seq;			/* references so far */
+	struct pending *merged;		/* a chain's input */
+	size_t cap_merged;
+	int must_drain;
 	const char *path;
 	const struct cgt_sim_progress *progress;	/* part 0's only */
 	int failed;
@@ -255,6 +275,39 @@ static int by_assoc(const void *a, const void *b)
 	return (x->assoc > y->assoc) - (x->assoc < y->assoc);
 }
 
+/* Groups with the same parents and line size see the same references;
+   among them, by set count ascending (see refer). */
+static int chain_order(const void *a, const void *b)
+{
+	const struct group *x = *(struct group *const *)a, *y = *(struct group *const *)b;
+	for (int k = 0; k < 2; k++)
+		if (x->parents[k] != y->parents[k])
+			return (uintptr_t)x->parents[k] < (uintptr_t)y->parents[k] ? -1 : 1;
+	if (x->shape.line != y->shape.line)
+		return x->shape.line < y->shape.line ? -1 : 1;
+	int32_t xs = x->shape.size / x->shape.assoc, ys = y->shape.size / y->shape.assoc;
+	return (xs > ys) - (xs < ys);
+}
+
+static void sort_chains(struct group **v, unsigned n)
+{
+	qsort(v, n, sizeof(*v), chain_order);
+	for (unsigned k = 0; k < n; k++) {
+		const struct group *prev = k ? v[k - 1] : NULL;
+		v[k]->chain_start = prev == NULL || prev->parents[0] != v[k]->parents[0] ||
+				    prev->parents[1] != v[k]->parents[1] ||
+				    prev->shape.line != v[k]->shape.line;
+	}
+}
+
+static int level_then_chain(const void *a, const void *b)
+{
+	const struct group *x = *(struct group *const *)a, *y = *(struct group *const *)b;
+	if (x->level != y->level)
+		return x->level < y->level ? -1 : 1;
+	return chain_order(a, b);
+}
+
 static int part_build(struct part *p)
 {
 	struct hier *h = p->h;
@@ -277,6 +330,20 @@ static int part_build(struct part *p)
 				p->fetch_line_bits = g->stack.line_bits;
 		}
 	}
+	for (unsigned k = 0; k < p->n_groups; k++) {
+		if (p->groups[k]->level <= CGT_LEVEL_D1)
+			continue;
+		if (push(&p->lower, &p->n_lower, sizeof(*p->lower)) < 0)
+			return -1;
+		p->lower[p->n_lower - 1] = p->groups[k];
+	}
+	qsort(p->lower, p->n_lower, sizeof(*p->lower), level_then_chain);
+	for (int side = 0; side < 2; side++)
+		sort_chains(p->l1[side], p->n_l1[side]);
+	for (unsigned k = 0; k < p->n_groups; k++)
+		for (unsigned m = 0; m < p->groups[k]->n_members; m++)
+			sort_chains(p->groups[k]->members[m]->children,
+				    p->groups[k]->members[m]->n_children);
 	return 0;
 }
 
@@ -302,10 +369,35 @@ static inline uint32_t stack_ref(struct cache_model *c, uint64_t block)
 	return c->assoc;
 }
 
-/* One reference to a group: each member it missed in counts it and passes
-   it down.  A reference that straddles two lines is one access that misses
-   where either line does. */
-static int group_ref(struct group *g, uint64_t addr, uint32_t size, uint64_t key)
+/* Drain when a queue holds this many: the next levels' work comes in
+   bunches large enough to prefetch for, small enough to stay in the host's
+   caches. */
+#define DRAIN_AT 4096
+/* How many references ahead the next levels' sets are prefetched. */
+#define PREFETCH_AHEAD 8
+
+static int enqueue(struct part *p, struct member *m, uint64_t addr, uint32_t size, uint64_t key,
+		   uint64_t seq)
+{
+	if (m->n_queue == m->cap_queue) {
+		uint32_t cap = m->cap_queue ? 2 * m->cap_queue : 1024;
+		struct pending *q = realloc(m->queue, cap * sizeof(*q));
+		if (q == NULL)
+			return -1;
+		m->queue = q;
+		m->cap_queue = cap;
+	}
+	m->queue[m->n_queue++] = (struct pending){ addr, key, seq, size };
+	if (m->n_queue >= DRAIN_AT)
+		p->must_drain = 1;
+	return 0;
+}
+
+/* One reference to a group: each member it missed in counts it, and keeps
+   it for the next level if it has one.  A reference that straddles two
+   lines is one access that misses where either line does. */
+static int group_ref(struct part *p, struct group *g, uint64_t addr, uint32_t size, uint64_t key,
+		     uint64_t seq)
 {
 	uint64_t first = addr >> g->stack.line_bits, last = (addr + size - 1) >> g->stack.line_bits;
 	uint32_t depth = stack_ref(&g->stack, first);
@@ -315,12 +407,102 @@ static int group_ref(struct group *g, uint64_t addr, uint32_t size, uint64_t key
 	}
 	for (unsigned k = 0; k < g->n_members && g->members[k]->assoc <= depth; k++) {
 		struct member *m = g->members[k];
-		if (miss_map_add(&m->misses, key) < 0)
+		if (miss_map_add(&m->misses, key) < 0 ||
+		    (m->n_children != 0 && enqueue(p, m, addr, size, key, seq) < 0))
 			return -1;
-		for (unsigned c = 0; c < m->n_children; c++)
-			if (group_ref(m->children[c], addr, size, key) < 0)
-				return -1;
 	}
+	return 0;
+}
+
+/* One reference to each of groups (sorted by chain_order).  A line that is
+   the most recently used of its set in a cache is so in every cache of more
+   sets that saw the same references (their sets split its set): so once a
+   reference is such a hit in a group, the rest of its chain -- the same
+   references, more sets -- would only hit it again, unchanged. */
+static int refer(struct part *p, struct group *const *groups, unsigned n, uint64_t addr,
+		 uint32_t size, uint64_t key, uint64_t seq)
+{
+	int hit_at_top = 0;
+	for (unsigned k = 0; k < n; k++) {
+		struct group *g = groups[k];
+		if (g->chain_start)
+			hit_at_top = 0;
+		if (hit_at_top)
+			continue;
+		const struct cache_model *c = &g->stack;
+		uint64_t first = addr >> c->line_bits, last = (addr + size - 1) >> c->line_bits;
+		if (c->tags[(first & c->sets_mask) << c->way_bits] == first &&
+		    c->tags[(last & c->sets_mask) << c->way_bits] == last) {
+			hit_at_top = 1;
+			continue;
+		}
+		if (group_ref(p, g, addr, size, key, seq) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The input of the chain starting at groups[0]: its parents' misses in
+   program order. */
+static const struct pending *chain_input(struct part *p, const struct group *g, size_t *n)
+{
+	const struct member *a = g->parents[0], *b = g->parents[1];
+	if (b == NULL || b->n_queue == 0) {
+		*n = a->n_queue;
+		return a->queue;
+	}
+	if (a->n_queue == 0) {
+		*n = b->n_queue;
+		return b->queue;
+	}
+	size_t total = (size_t)a->n_queue + b->n_queue;
+	if (total > p->cap_merged) {
+		struct pending *m = realloc(p->merged, total * sizeof(*m));
+		if (m == NULL)
+			return NULL;
+		p->merged = m;
+		p->cap_merged = total;
+	}
+	for (uint32_t i = 0, j = 0, k = 0; k < total; k++)
+		p->merged[k] = j == b->n_queue || (i < a->n_queue && a->queue[i].seq < b->queue[j].seq)
+				       ? a->queue[i++]
+				       : b->queue[j++];
+	*n = total;
+	return p->merged;
+}
+
+/* The levels below L1 take the misses kept for them, level by level, chain
+   by chain: each chain's references are known ahead, so the sets they
+   will use are prefetched. */
+static int drain(struct part *p)
+{
+	for (unsigned k = 0; k < p->n_lower;) {
+		unsigned end = k + 1;
+		while (end < p->n_lower && !p->lower[end]->chain_start)
+			end++;
+		struct group *const *chain = p->lower + k;
+		const unsigned n_chain = end - k;
+		size_t n;
+		const struct pending *in = chain_input(p, chain[0], &n);
+		if (in == NULL)
+			return -1;
+		for (size_t i = 0; i < n; i++) {
+			if (i + PREFETCH_AHEAD < n)
+				for (unsigned g = 0; g < n_chain; g++) {
+					const struct cache_model *c = &chain[g]->stack;
+					uint64_t block = in[i + PREFETCH_AHEAD].addr >> c->line_bits;
+					__builtin_prefetch(c->tags + ((block & c->sets_mask) << c->way_bits));
+				}
+			if (refer(p, chain, n_chain, in[i].addr, in[i].size, in[i].key, in[i].seq) < 0)
+				return -1;
+		}
+		k = end;
+	}
+	/* Every level below has taken them: the queues are spent. */
+	for (unsigned g = 0; g < p->n_groups; g++)
+		for (unsigned m = 0; m < p->groups[g]->n_members; m++)
+			p->groups[g]->members[m]->n_queue = 0;
+	p->must_drain = 0;
 	return 0;
 }
 
@@ -406,18 +588,12 @@ static int run_batch(struct part *p, struct cgt_batch *b, struct cgt_error *e)
 			uint64_t addr = s->is_fetch ? s->addr : x.values[s->value];
 			if (addr == CGT_NO_ACCESS)
 				continue;	/* a guarded access not made */
-			struct group **groups = p->l1[!s->is_fetch];
-			for (unsigned g = 0, ng = p->n_l1[!s->is_fetch]; g < ng; g++) {
-				/* the usual case: a hit on its set's most recently used line */
-				struct cache_model *c = &groups[g]->stack;
-				uint64_t block = addr >> c->line_bits;
-				if (c->tags[(block & c->sets_mask) << c->way_bits] == block &&
-				    (addr + s->size - 1) >> c->line_bits == block)
-					continue;
-				if (group_ref(groups[g], addr, s->size, block_key | s->op) < 0)
-					return cgt_fail(e, cgt_err_nomem, "out of memory");
-			}
+			if (refer(p, p->l1[!s->is_fetch], p->n_l1[!s->is_fetch], addr, s->size,
+				  block_key | s->op, p->seq++) < 0)
+				return cgt_fail(e, cgt_err_nomem, "out of memory");
 		}
+		if (p->must_drain && drain(p) < 0)
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
 	return rc;
 }
@@ -443,6 +619,8 @@ static void *part_main(void *arg)
 			p->progress->update(p->progress->arg, cgt_decoder_file_offset(d),
 					    cgt_decoder_file_size(d), 0);
 	}
+	if (rc == 0 && drain(p) < 0)
+		rc = cgt_fail(&p->error, cgt_err_nomem, "out of memory");
 	if (rc < 0)
 		p->failed = 1;
 	cgt_decoder_close(d);
@@ -588,6 +766,7 @@ void hier_close(struct hier *h)
 				free(g->members[m]->misses.keys);
 				free(g->members[m]->misses.counts);
 				free(g->members[m]->children);
+				free(g->members[m]->queue);
 				free(g->members[m]);
 			}
 			free(g->members);
@@ -598,6 +777,8 @@ void hier_close(struct hier *h)
 			free(p->programs[b]);
 		free(p->programs);
 		free(p->groups);
+		free(p->lower);
+		free(p->merged);
 		free(p->l1[0]);
 		free(p->l1[1]);
 		free(p->configs);
