@@ -15,65 +15,41 @@
 #include "cache_model.h"
 #include "hier.h"
 
-/* Misses per op: an open-addressing map from (block id, op) to a count. */
-#define NO_KEY UINT64_MAX
+/* Misses per op, counted by slot (each op of each block compiled gets
+   one): pages of counts, allocated where misses happen, so that a count
+   costs two loads and memory grows with the code that misses. */
+#define PAGE_BITS 9
 
-struct miss_map {
-	uint64_t *keys, *counts;
-	size_t cap, n;
+struct miss_counts {
+	uint64_t **pages;
+	uint32_t n_pages;
 };
 
-/* Keys are block << 32 | op: every bit must reach the slot number. */
-static size_t slot_of(uint64_t key, size_t cap)
+static int count_miss(struct miss_counts *m, uint32_t slot)
 {
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdull;
-	key ^= key >> 33;
-	return (size_t)key & (cap - 1);
-}
-
-static int miss_map_grow(struct miss_map *m)
-{
-	size_t cap = m->cap ? 2 * m->cap : 1024;
-	uint64_t *keys = malloc(cap * sizeof(*keys)), *counts = calloc(cap, sizeof(*counts));
-	if (keys == NULL || counts == NULL) {
-		free(keys);
-		free(counts);
+	uint32_t page = slot >> PAGE_BITS;
+	if (page >= m->n_pages) {
+		uint32_t n = m->n_pages ? m->n_pages : 16;
+		while (n <= page)
+			n *= 2;
+		uint64_t **v = realloc(m->pages, n * sizeof(*v));
+		if (v == NULL)
+			return -1;
+		memset(v + m->n_pages, 0, (n - m->n_pages) * sizeof(*v));
+		m->pages = v;
+		m->n_pages = n;
+	}
+	if (m->pages[page] == NULL && (m->pages[page] = calloc(1u << PAGE_BITS, sizeof(uint64_t))) == NULL)
 		return -1;
-	}
-	memset(keys, 0xff, cap * sizeof(*keys));
-	for (size_t i = 0; i < m->cap; i++) {
-		if (m->keys[i] == NO_KEY)
-			continue;
-		size_t j = slot_of(m->keys[i], cap);
-		while (keys[j] != NO_KEY)
-			j = (j + 1) & (cap - 1);
-		keys[j] = m->keys[i];
-		counts[j] = m->counts[i];
-	}
-	free(m->keys);
-	free(m->counts);
-	m->keys = keys;
-	m->counts = counts;
-	m->cap = cap;
+	m->pages[page][slot & ((1u << PAGE_BITS) - 1)]++;
 	return 0;
 }
 
-static int miss_map_add(struct miss_map *m, uint64_t key)
+static void miss_counts_free(struct miss_counts *m)
 {
-	if (2 * (m->n + 1) > m->cap && miss_map_grow(m) < 0)
-		return -1;
-	size_t j = slot_of(key, m->cap);
-	while (m->keys[j] != key) {
-		if (m->keys[j] == NO_KEY) {
-			m->keys[j] = key;
-			m->n++;
-			break;
-		}
-		j = (j + 1) & (m->cap - 1);
-	}
-	m->counts[j]++;
-	return 0;
+	for (uint32_t k = 0; k < m->n_pages; k++)
+		free(m->pages[k]);
+	free(m->pages);
 }
 
 struct group;
@@ -81,15 +57,15 @@ struct group;
 /* A miss waiting for the next level: seq orders the misses of an
    instruction fetch and of data, which two members make. */
 struct pending {
-	uint64_t addr, key, seq;
-	uint32_t size;
+	uint64_t addr, seq;
+	uint32_t slot, size;
 };
 
 /* One cache of a group: its associativity, its misses, the groups of the
    next level that its misses go to, and the misses they have yet to see. */
 struct member {
 	uint32_t assoc;
-	struct miss_map misses;
+	struct miss_counts misses;
 	struct group **children;
 	unsigned n_children;
 	struct pending *queue;
@@ -105,6 +81,7 @@ struct group {
 	struct cache_model stack;
 	struct member **members;	/* by associativity, ascending */
 	unsigned n_members;
+	uint32_t min_assoc;		/* members[0]'s: found shallower, no member missed */
 	/* First of its chain in the arrays that hold it (sorted by
 	   chain_order): the groups with its parents and line size. */
 	int chain_start;
@@ -120,6 +97,7 @@ struct ref_step {
 };
 
 struct ref_program {
+	uint32_t first_slot;	/* op k's misses are counted at first_slot + k */
 	uint32_t *in_prefix;	/* [n_exits + 1]: steps executed by each prefix */
 	struct ref_step steps[];
 };
@@ -135,6 +113,9 @@ struct part {
 	uint32_t fetch_line_bits;	/* the smallest I1 line's */
 	struct ref_program **programs;	/* by block id */
 	uint32_t n_programs;
+	/* By slot: the block and op whose misses it counts. */
+	struct slot_owner { uint32_t block, op; } *slots;
+	uint32_t n_slots, cap_slots;
 	/* The levels below L1, simulated a bunch of misses at a time (see
 	   drain): their groups by level, then chain_order. */
 	struct group **lower;
@@ -156,6 +137,7 @@ struct hier {
 	struct part *parts;
 	unsigned n_parts;
 	/* by configuration: its part and its members, level by level */
+	unsigned *owner;
 	struct member *(*chain)[CGT_N_LEVELS];
 };
 
@@ -165,7 +147,8 @@ int hier_open(struct hier **out, const struct cgt_hierarchy *configs, unsigned n
 	struct hier *h = calloc(1, sizeof(*h));
 	*out = NULL;
 	if (h == NULL || (h->configs = malloc(n_configs * sizeof(*configs))) == NULL ||
-	    (h->chain = calloc(n_configs, sizeof(*h->chain))) == NULL) {
+	    (h->chain = calloc(n_configs, sizeof(*h->chain))) == NULL ||
+	    (h->owner = calloc(n_configs, sizeof(*h->owner))) == NULL) {
 		hier_close(h);
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
@@ -311,13 +294,16 @@ static int level_then_chain(const void *a, const void *b)
 static int part_build(struct part *p)
 {
 	struct hier *h = p->h;
-	for (unsigned k = 0; k < p->n_configs; k++)
+	for (unsigned k = 0; k < p->n_configs; k++) {
 		if (place(p, &h->configs[p->configs[k]], h->chain[p->configs[k]]) < 0)
 			return -1;
+		h->owner[p->configs[k]] = (unsigned)(p - h->parts);
+	}
 	p->fetch_line_bits = 63;
 	for (unsigned k = 0; k < p->n_groups; k++) {
 		struct group *g = p->groups[k];
 		qsort(g->members, g->n_members, sizeof(*g->members), by_assoc);
+		g->min_assoc = g->members[0]->assoc;
 		if (cache_model_init(&g->stack, (uint32_t)g->shape.size, (uint32_t)g->shape.assoc,
 				     (uint32_t)g->shape.line) < 0)
 			return -1;
@@ -376,7 +362,7 @@ static inline uint32_t stack_ref(struct cache_model *c, uint64_t block)
 /* How many references ahead the next levels' sets are prefetched. */
 #define PREFETCH_AHEAD 8
 
-static int enqueue(struct part *p, struct member *m, uint64_t addr, uint32_t size, uint64_t key,
+static int enqueue(struct part *p, struct member *m, uint64_t addr, uint32_t size, uint32_t slot,
 		   uint64_t seq)
 {
 	if (m->n_queue == m->cap_queue) {
@@ -387,7 +373,7 @@ static int enqueue(struct part *p, struct member *m, uint64_t addr, uint32_t siz
 		m->queue = q;
 		m->cap_queue = cap;
 	}
-	m->queue[m->n_queue++] = (struct pending){ addr, key, seq, size };
+	m->queue[m->n_queue++] = (struct pending){ addr, seq, slot, size };
 	if (m->n_queue >= DRAIN_AT)
 		p->must_drain = 1;
 	return 0;
@@ -396,19 +382,21 @@ static int enqueue(struct part *p, struct member *m, uint64_t addr, uint32_t siz
 /* One reference to a group: each member it missed in counts it, and keeps
    it for the next level if it has one.  A reference that straddles two
    lines is one access that misses where either line does. */
-static int group_ref(struct part *p, struct group *g, uint64_t addr, uint32_t size, uint64_t key,
-		     uint64_t seq)
+static inline __attribute__((always_inline)) int
+group_ref(struct part *p, struct group *g, uint64_t first, uint64_t last, uint64_t addr,
+	  uint32_t size, uint32_t slot, uint64_t seq)
 {
-	uint64_t first = addr >> g->stack.line_bits, last = (addr + size - 1) >> g->stack.line_bits;
 	uint32_t depth = stack_ref(&g->stack, first);
 	if (last != first) {
 		uint32_t d2 = stack_ref(&g->stack, last);
 		depth = d2 > depth ? d2 : depth;
 	}
+	if (__builtin_expect(depth < g->min_assoc, 1))
+		return 0;
 	for (unsigned k = 0; k < g->n_members && g->members[k]->assoc <= depth; k++) {
 		struct member *m = g->members[k];
-		if (miss_map_add(&m->misses, key) < 0 ||
-		    (m->n_children != 0 && enqueue(p, m, addr, size, key, seq) < 0))
+		if (count_miss(&m->misses, slot) < 0 ||
+		    (m->n_children != 0 && enqueue(p, m, addr, size, slot, seq) < 0))
 			return -1;
 	}
 	return 0;
@@ -420,7 +408,7 @@ static int group_ref(struct part *p, struct group *g, uint64_t addr, uint32_t si
    reference is such a hit in a group, the rest of its chain -- the same
    references, more sets -- would only hit it again, unchanged. */
 static int refer(struct part *p, struct group *const *groups, unsigned n, uint64_t addr,
-		 uint32_t size, uint64_t key, uint64_t seq)
+		 uint32_t size, uint32_t slot, uint64_t seq)
 {
 	int hit_at_top = 0;
 	for (unsigned k = 0; k < n; k++) {
@@ -436,7 +424,7 @@ static int refer(struct part *p, struct group *const *groups, unsigned n, uint64
 			hit_at_top = 1;
 			continue;
 		}
-		if (group_ref(p, g, addr, size, key, seq) < 0)
+		if (group_ref(p, g, first, last, addr, size, slot, seq) < 0)
 			return -1;
 	}
 	return 0;
@@ -493,7 +481,7 @@ static int drain(struct part *p)
 					uint64_t block = in[i + PREFETCH_AHEAD].addr >> c->line_bits;
 					__builtin_prefetch(c->tags + ((block & c->sets_mask) << c->way_bits));
 				}
-			if (refer(p, chain, n_chain, in[i].addr, in[i].size, in[i].key, in[i].seq) < 0)
+			if (refer(p, chain, n_chain, in[i].addr, in[i].size, in[i].slot, in[i].seq) < 0)
 				return -1;
 		}
 		k = end;
@@ -513,6 +501,21 @@ static struct ref_program *compile(struct part *p, const struct cgt_block *blk)
 	if (rp == NULL)
 		return NULL;
 	rp->in_prefix = (uint32_t *)(rp->steps + blk->n_ops);
+	if (p->n_slots + (uint64_t)blk->n_ops > p->cap_slots) {
+		uint64_t cap = p->cap_slots ? p->cap_slots : 4096;
+		while (cap < p->n_slots + (uint64_t)blk->n_ops)
+			cap *= 2;
+		struct slot_owner *v = cap > UINT32_MAX ? NULL : realloc(p->slots, cap * sizeof(*v));
+		if (v == NULL) {
+			free(rp);
+			return NULL;
+		}
+		p->slots = v;
+		p->cap_slots = (uint32_t)cap;
+	}
+	rp->first_slot = p->n_slots;
+	for (uint32_t k = 0; k < blk->n_ops; k++)
+		p->slots[p->n_slots++] = (struct slot_owner){ blk->id, k };
 	uint32_t n = 0, values = 0, exits = 0;
 	uint64_t prev_last_line = UINT64_MAX;
 	for (uint32_t k = 0; k < blk->n_ops; k++) {
@@ -582,14 +585,14 @@ static int run_batch(struct part *p, struct cgt_batch *b, struct cgt_error *e)
 		struct ref_program *rp = program_of(p, &x);
 		if (rp == NULL)
 			return cgt_fail(e, cgt_err_nomem, "out of memory");
-		const uint64_t block_key = (uint64_t)x.block_id << 32;
+
 		for (uint32_t k = 0, n = rp->in_prefix[x.exit]; k < n; k++) {
 			const struct ref_step *s = &rp->steps[k];
 			uint64_t addr = s->is_fetch ? s->addr : x.values[s->value];
 			if (addr == CGT_NO_ACCESS)
 				continue;	/* a guarded access not made */
 			if (refer(p, p->l1[!s->is_fetch], p->n_l1[!s->is_fetch], addr, s->size,
-				  block_key | s->op, p->seq++) < 0)
+				  rp->first_slot + s->op, p->seq++) < 0)
 				return cgt_fail(e, cgt_err_nomem, "out of memory");
 		}
 		if (p->must_drain && drain(p) < 0)
@@ -743,14 +746,19 @@ int hier_run(struct hier *h, const char *path, unsigned threads,
 
 void hier_misses(const struct hier *h, unsigned config, hier_miss_fn *add, void *arg)
 {
+	const struct part *p = &h->parts[h->owner[config]];
 	for (int level = 0; level < CGT_N_LEVELS; level++) {
 		const struct member *m = h->chain[config][level];
 		if (m == NULL)
 			continue;
-		for (size_t j = 0; j < m->misses.cap; j++)
-			if (m->misses.keys[j] != NO_KEY)
-				add(arg, (uint32_t)(m->misses.keys[j] >> 32), (uint32_t)m->misses.keys[j],
-				    (enum cgt_level)level, m->misses.counts[j]);
+		for (uint32_t page = 0; page < m->misses.n_pages; page++)
+			for (uint32_t i = 0; m->misses.pages[page] != NULL && i < 1u << PAGE_BITS; i++) {
+				uint64_t n = m->misses.pages[page][i];
+				if (n == 0)
+					continue;
+				const struct slot_owner *o = &p->slots[page << PAGE_BITS | i];
+				add(arg, o->block, o->op, (enum cgt_level)level, n);
+			}
 	}
 }
 
@@ -763,8 +771,7 @@ void hier_close(struct hier *h)
 		for (unsigned k = 0; k < p->n_groups; k++) {
 			struct group *g = p->groups[k];
 			for (unsigned m = 0; m < g->n_members; m++) {
-				free(g->members[m]->misses.keys);
-				free(g->members[m]->misses.counts);
+				miss_counts_free(&g->members[m]->misses);
 				free(g->members[m]->children);
 				free(g->members[m]->queue);
 				free(g->members[m]);
@@ -777,6 +784,7 @@ void hier_close(struct hier *h)
 			free(p->programs[b]);
 		free(p->programs);
 		free(p->groups);
+		free(p->slots);
 		free(p->lower);
 		free(p->merged);
 		free(p->l1[0]);
@@ -786,5 +794,6 @@ void hier_close(struct hier *h)
 	free(h->parts);
 	free(h->configs);
 	free(h->chain);
+	free(h->owner);
 	free(h);
 }
