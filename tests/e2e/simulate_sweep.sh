@@ -30,7 +30,7 @@ labels() {
 
 # options_of LABEL: the options of that single configuration.
 options_of() {
-	local part level size assoc line
+	local part level size assoc line parts
 	IFS=. read -r -a parts <<<"$1"
 	for part in "${parts[@]}"; do
 		IFS=- read -r level size assoc line <<<"$part"
