@@ -399,8 +399,12 @@ int cmd_simulate(int argc, char **argv)
 		report_error(&e);
 		goto out;
 	}
-	if (!so.cache_sim)
-		n_configs = 1;	/* the caches only describe the run */
+	if (!so.cache_sim && n_configs > 1) {
+		fprintf(stderr, "cgtrace: %d cache configurations given with --cache-sim=no: without "
+				"cache simulation they would all count the same\n",
+			n_configs);
+		goto out;
+	}
 	if (!quiet && so.cache_sim && n_configs == 1) {
 		char desc[CGT_N_LEVELS][128], line[600] = "";
 		for (int l = 0; l < CGT_N_LEVELS; l++) {
@@ -518,10 +522,9 @@ int cmd_simulate(int argc, char **argv)
 		if (k + 1 < n_configs)
 			cgt_profile_free(&profile);
 	}
-	if (n_configs == 1) {
-		if (!quiet)
-			cgt_print_summary(stderr, (long)h->pid, &profile.events, profile.totals);
-	} else {
+	if (n_configs == 1 && !quiet)
+		cgt_print_summary(stderr, (long)h->pid, &profile.events, profile.totals);
+	if (n_configs > 1 || summary_path != NULL || plot_path != NULL) {
 		struct cgt_sweep_row *rows = calloc((size_t)n_configs, sizeof(*rows));
 		if (rows == NULL) {
 			fprintf(stderr, "cgtrace: out of memory\n");
@@ -531,7 +534,7 @@ int cmd_simulate(int argc, char **argv)
 			rows[k] = (struct cgt_sweep_row){ configs[k].label, configs[k].h,
 							  all_totals + (size_t)k * CGT_MAX_EVENTS };
 		struct cgt_sweep_table table = { &profile.events, rows, (unsigned)n_configs };
-		rc = quiet ? 0 : cgt_sweep_print(stderr, &table, &e);
+		rc = quiet || n_configs == 1 ? 0 : cgt_sweep_print(stderr, &table, &e);
 		if (rc == 0 && summary_path != NULL)
 			rc = write_named(summary_path, path, write_summary, &table,
 					 cgt_sweep_summary_format(summary_path), &e);
@@ -543,9 +546,6 @@ int cmd_simulate(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (n_configs == 1 && (summary_path != NULL || plot_path != NULL))
-		fprintf(stderr, "cgtrace: one configuration: no sweep summary or plot written\n");
-
 	status = 0;
 	const struct cgt_pt_decoded *pt = &h->decoded;
 	if (pt->present && pt->overflows + pt->errors + pt->breaks != 0)

@@ -16,7 +16,7 @@
 static uint32_t rng;
 
 /* xorshift32: the same content on every run from the same seed. */
-static uint32_t next(void)
+static inline uint32_t next(void)
 {
 	rng ^= rng << 13;
 	rng ^= rng >> 17;

@@ -1,0 +1,121 @@
+/* The level chain of the hierarchy engine (simulate/hier.c) against
+   sequences computed by hand: a one-instruction block that reads 8 bytes,
+   run on addresses chosen to hit and miss at each level. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+#include "sim.h"
+#include "synth_trace.h"
+
+static char dir[] = "/tmp/cgtrace-unit-XXXXXX";
+
+/* Lines (64 bytes) read, in order: A B A C A B D A, then 8 bytes
+   straddling lines 8 and 9. */
+#define A 1
+#define B 3
+#define C 5
+#define D 7
+static const uint64_t reads[] = { A * 64, B * 64, A * 64, C * 64, A * 64,
+				  B * 64, D * 64, A * 64, 9 * 64 - 4 };
+#define N_READS (sizeof(reads) / sizeof(reads[0]))
+
+static void write_trace(const char *path)
+{
+	struct synth_trace s;
+	struct cgt_block_table t = { 0 };
+	const struct cgt_insn insn = { 0x400000, 4 };
+	const struct cgt_op ops[] = { { CGT_OP_INSN, 0, 0, 0 }, { CGT_OP_READ, 0, 0, 8 } };
+	const char *why;
+
+	synth_open(&s, path, 8);
+	CHECK(cgt_block_table_add(&t, &insn, 1, ops, 2, 0, &why) == 0);
+	CHECK(cgt_blocks_encode(&s.b, t.blocks[0]) == 0);
+	put(s.w, CGT_REC_BLOCKS, &s.b);
+	CHECK(cgt_events_begin(&s.b, 1) == 0);
+	for (size_t k = 0; k < N_READS; k++)
+		CHECK(cgt_events_encode(&s.b, &t, t.blocks[0], 0, &reads[k]) == 0);
+	put(s.w, CGT_REC_EVENTS, &s.b);
+	synth_close(&s);
+	cgt_block_table_free(&t);
+}
+
+/* The totals of each configuration, by event name. */
+static uint64_t total(const struct cgt_profile *p, const char *name)
+{
+	for (unsigned k = 0; k < p->events.n; k++)
+		if (strcmp(p->events.ev[k].name, name) == 0)
+			return p->totals[k];
+	return UINT64_MAX;
+}
+
+static void chain(unsigned threads)
+{
+	/* I1 8 sets x 2; D1 2 sets x 1; L2 2 sets x 2; LL 4 sets x 2. */
+	const struct cgt_hierarchy configs[] = {
+		{ { { 1024, 2, 64 }, { 128, 1, 64 }, { 256, 2, 64 }, { 512, 2, 64 } } },
+		{ { { 1024, 2, 64 }, { 128, 1, 64 }, { 0, 0, 0 }, { 512, 2, 64 } } },
+	};
+	char path[128];
+	struct cgt_decoder *d;
+	struct cgt_sim *s;
+	struct cgt_error e;
+	struct cgt_profile with_l2, without;
+
+	snprintf(path, sizeof(path), "%s/t.zst", dir);
+	write_trace(path);
+	const struct cgt_sim_options o = { 1, 0, configs, 2, path };
+	CHECK(cgt_decoder_open(&d, path, &e) == 0);
+	CHECK(cgt_sim_open(&s, &o, 8, &e) == 0);
+	CHECK(cgt_sim_trace(s, d, threads, NULL, &e) == 0);
+	CHECK(cgt_sim_profile(s, 0, cgt_decoder_blocks(d), &with_l2, &e) == 0);
+	CHECK(cgt_sim_profile(s, 1, cgt_decoder_blocks(d), &without, &e) == 0);
+
+	/* The one fetch line misses everywhere once (I1's set 0, L2's and
+	   LL's set 0), then hits I1. */
+	CHECK(total(&with_l2, "Ir") == N_READS);
+	CHECK(total(&with_l2, "I1mr") == 1 && total(&with_l2, "I2mr") == 1 &&
+	      total(&with_l2, "ILmr") == 1);
+	/* D1 (one way per set) misses every read: each line differs from the
+	   one before in its set, and the straddle misses line 8 in set 0. */
+	CHECK(total(&with_l2, "Dr") == N_READS && total(&with_l2, "D1mr") == N_READS);
+	/* L2's set 1, two ways: A miss [A 0], B miss [B A], A hit [A B],
+	   C miss [C A], A hit [A C], B miss [B A], D miss [D B], A miss [A D];
+	   the straddle misses line 8 (set 0: [fetch 0]) and 9: one access. */
+	CHECK(total(&with_l2, "D2mr") == 7);
+	/* LL takes L2's misses A B C B D A, then 8 and 9: set 1 [A 0],
+	   set 3 [B 0], set 1 [C A], set 3 hit [B 0], set 3 [D B], set 1 hit
+	   [A C], then 8 misses set 0 and 9 set 1: A C B D and the straddle. */
+	CHECK(total(&with_l2, "DLmr") == 5);
+	/* Without L2, LL takes every D1 miss: set 1 A miss, A hit, C miss,
+	   A hit, A hit; set 3 B miss, B hit, D miss; the straddle misses. */
+	CHECK(total(&without, "DLmr") == 5 && total(&without, "ILmr") == 1);
+	CHECK(total(&without, "D2mr") == UINT64_MAX);	/* no such event */
+
+	cgt_profile_free(&with_l2);
+	cgt_profile_free(&without);
+	cgt_sim_close(s);
+	cgt_decoder_close(d);
+	unlink(path);
+}
+
+static void chain_on_one_thread(void)
+{
+	chain(1);
+}
+
+static void chain_on_two_threads(void)
+{
+	chain(2);
+}
+
+int main(void)
+{
+	PLAN(2);
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	RUN(chain_on_one_thread);
+	RUN(chain_on_two_threads);
+	rmdir(dir);
+	return CHECK_DONE();
+}
