@@ -17,7 +17,7 @@ B=build/bench
 mkdir -p "$B"
 cc -O2 -g -o "$B/bench" scripts/bench.c
 CFG="--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
-mkdir -p "$B/report"
+mkdir -p "$B/report" "$B/sweep"
 if [ ! -e "$B/report/big.cgout" ]; then
 	(cd "$B/report" && python3 ../../../scripts/big_cgout.py big.cgout 50000000)
 fi
@@ -37,6 +37,13 @@ commands = {
                    f"--cachegrind-out-file={cg_out}", f"{b}/bench"],
     "record": [cgtrace, "record", "-q", "-o", trace, "--", f"{b}/bench"],
     "simulate": [cgtrace, "simulate", "-q", "--branch-sim=yes", *cfg, "-o", ct_out, trace],
+    # The hierarchy engine: one configuration with an L2, and sweeps.
+    "simulate --L2": [cgtrace, "simulate", "-q", "--branch-sim=yes", *cfg, "--L2=262144,8,64",
+                      "-o", f"{b}/l2.out", trace],
+    "sweep 16": [cgtrace, "simulate", "-q", "--branch-sim=yes", "--I1=32768,8,64",
+                 "--D1=8k..64k,8,64", "--LL=2M..16M,16,64", "-o", f"{b}/sweep/16.%c", trace],
+    "D1 curve 45": [cgtrace, "simulate", "-q", "--branch-sim=yes", "--I1=32768,8,64",
+                    "--D1=4k..1M,1..16,64", "--LL=8388608,16,64", "-o", f"{b}/sweep/curve.%c", trace],
     "cg_annotate": ["cg_annotate", "big.cgout"],
     "report": [cgtrace, "report", "big.cgout"],
 }
@@ -84,6 +91,11 @@ for name, label in (("record", "cgtrace record"), ("simulate", "cgtrace simulate
     print(f"{label:36} {best[name]:6.2f} s  {best[name] / cg:5.2f} x cachegrind peak "
           f"{peak[name] / 1024:4.0f} MB")
 print(f"{'simulate throughput':36} {ir / best['simulate'] / 1e6:6.0f} M instructions/s")
+for name, label in (("simulate --L2", "simulate with --L2=256k (1 config)"),
+                    ("sweep 16", "sweep: 4 D1 x 4 LL (16 configs)"),
+                    ("D1 curve 45", "sweep: D1 4k..1M x 1..16 (45)")):
+    print(f"{label:36} {best[name]:6.2f} s  {best[name] / best['simulate']:5.2f} x simulate  "
+          f"peak {peak[name] / 1024:4.0f} MB")
 print(f"{'trace size':36} {size / 1e6:6.1f} MB, {size / ir:.3f} bytes/instruction")
 print(f"simulate's cachegrind.out identical to Cachegrind's: {'yes' if same else 'NO'}")
 size = os.path.getsize(f"{report_dir}/big.cgout")
