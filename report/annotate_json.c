@@ -35,14 +35,16 @@ static int utf8_length(const unsigned char *p)
 }
 
 /* Names are bytes; JSON text is Unicode, so a byte that is not part of
-   well-formed UTF-8 becomes U+FFFD. */
-static void json_string(FILE *out, const char *s)
+   well-formed UTF-8 becomes U+FFFD.  len bytes of s (compare.c shows parts
+   of names). */
+void report_json_string(FILE *out, const char *s, size_t len)
 {
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
 	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	for (; p < end; p++) {
 		if (*p >= 0x80) {
 			int n = utf8_length(p);
-			if (n == 0) {
+			if (n == 0 || p + n > end) {
 				fputs("\\ufffd", out);
 			} else {
 				fwrite(p, 1, (size_t)n, out);
@@ -60,6 +62,11 @@ static void json_string(FILE *out, const char *s)
 			fputc(*p, out);
 	}
 	fputc('"', out);
+}
+
+static void json_string(FILE *out, const char *s)
+{
+	report_json_string(out, s, strlen(s));
 }
 
 static void json_counts(FILE *out, const count_t *cc, unsigned n)

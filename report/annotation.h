@@ -74,6 +74,8 @@ count_t *annotation_cc(struct annotation *a);
 int annotation_oom(struct annotation *a);
 int annotation_die(struct annotation *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cc_add(count_t *to, const count_t *from, unsigned n);
+/* len bytes of s as a JSON string (annotate_json.c). */
+void report_json_string(FILE *out, const char *s, size_t len);
 void cc_add_lines(const struct annotation *a, const struct cgt_map *lines, count_t *to);
 
 /* The entries of a File:function or Function:file summary: outer names

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "annotation.h"
 #include "report.h"
 #include "symbols.h"
 
@@ -485,54 +486,9 @@ static int print_text(FILE *out, const struct comparison *c, const int64_t *tota
 
 /* ---- JSON --------------------------------------------------------------- */
 
-/* The length of the well-formed UTF-8 sequence at p (RFC 3629), or 0. */
-static int utf8_length(const unsigned char *p)
-{
-	unsigned lo = 0x80, hi = 0xbf;
-	if (*p < 0xc2 || *p > 0xf4)
-		return 0;
-	int n = *p < 0xe0 ? 2 : *p < 0xf0 ? 3 : 4;
-	if (*p == 0xe0)
-		lo = 0xa0;
-	else if (*p == 0xed)
-		hi = 0x9f;
-	else if (*p == 0xf0)
-		lo = 0x90;
-	else if (*p == 0xf4)
-		hi = 0x8f;
-	if (p[1] < lo || p[1] > hi)
-		return 0;
-	for (int i = 2; i < n; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return n;
-}
-
-/* Names are bytes, JSON text Unicode: a byte outside well-formed UTF-8
-   becomes U+FFFD, as in annotate_json.c.  len bytes of s. */
-static void json_string(FILE *out, const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s, *end = p + len;
-	fputc('"', out);
-	for (; p < end; p++) {
-		int n = *p >= 0x80 ? utf8_length(p) : 1;
-		if (n == 0 || p + n > end)
-			fputs("\\ufffd", out);
-		else if (n > 1)
-			fwrite(p, 1, (size_t)n, out), p += n - 1;
-		else if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
-
 static void json_name(FILE *out, const char *s)
 {
-	json_string(out, s, strlen(s));
+	report_json_string(out, s, strlen(s));
 }
 
 static void json_counts(FILE *out, const int64_t *counts, unsigned n)
@@ -578,7 +534,7 @@ static void print_json(FILE *out, const struct comparison *c, const int64_t *tot
 	fputs("],\n  \"labels\": [", out);
 	for (unsigned f = 0; f < n_files; f++) {
 		fputs(f ? ", " : "", out);
-		json_string(out, c->o->files[f] + start[f], len[f]);
+		report_json_string(out, c->o->files[f] + start[f], len[f]);
 	}
 	fputs("],\n  \"totals\": ", out);
 	json_counts(out, totals, n_files);

@@ -4,9 +4,11 @@
  * A part is one thread's share of the configurations, as a tree: the L1
  * groups (one LRU stack per set count and line size) at the top, their
  * members (one per associativity) below, each member feeding its misses to
- * the groups of the next level that its configurations have.  A reference
- * goes down the tree depth first, so that every cache sees its references
- * in program order, as Cachegrind's do.
+ * the groups of the next level that its configurations have.  L1 takes
+ * each reference as it comes; the misses wait in their members' queues,
+ * numbered, and the levels below take them in bunches (drain), merged back
+ * into program order: every cache sees its references in the order
+ * Cachegrind's would.
  */
 #include <pthread.h>
 #include <stdlib.h>
