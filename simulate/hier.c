@@ -432,24 +432,26 @@ static int refer(struct part *p, struct group *const *groups, unsigned n, uint64
 	return 0;
 }
 
-/* The input of the chain starting at groups[0]: its parents' misses in
-   program order. */
-static const struct pending *chain_input(struct part *p, const struct group *g, size_t *n)
+/* The input of the chain starting at g: its parents' misses in program
+   order (*in, *n).  0, or -1 if out of memory. */
+static int chain_input(struct part *p, const struct group *g, const struct pending **in, size_t *n)
 {
 	const struct member *a = g->parents[0], *b = g->parents[1];
 	if (b == NULL || b->n_queue == 0) {
+		*in = a->queue;
 		*n = a->n_queue;
-		return a->queue;
+		return 0;
 	}
 	if (a->n_queue == 0) {
+		*in = b->queue;
 		*n = b->n_queue;
-		return b->queue;
+		return 0;
 	}
 	size_t total = (size_t)a->n_queue + b->n_queue;
 	if (total > p->cap_merged) {
 		struct pending *m = realloc(p->merged, total * sizeof(*m));
 		if (m == NULL)
-			return NULL;
+			return -1;
 		p->merged = m;
 		p->cap_merged = total;
 	}
@@ -457,8 +459,9 @@ static const struct pending *chain_input(struct part *p, const struct group *g, 
 		p->merged[k] = j == b->n_queue || (i < a->n_queue && a->queue[i].seq < b->queue[j].seq)
 				       ? a->queue[i++]
 				       : b->queue[j++];
+	*in = p->merged;
 	*n = total;
-	return p->merged;
+	return 0;
 }
 
 /* The levels below L1 take the misses kept for them, level by level, chain
@@ -473,8 +476,8 @@ static int drain(struct part *p)
 		struct group *const *chain = p->lower + k;
 		const unsigned n_chain = end - k;
 		size_t n;
-		const struct pending *in = chain_input(p, chain[0], &n);
-		if (in == NULL)
+		const struct pending *in;
+		if (chain_input(p, chain[0], &in, &n) < 0)
 			return -1;
 		for (size_t i = 0; i < n; i++) {
 			if (i + PREFETCH_AHEAD < n)

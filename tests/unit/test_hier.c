@@ -20,7 +20,7 @@ static const uint64_t reads[] = { A * 64, B * 64, A * 64, C * 64, A * 64,
 				  B * 64, D * 64, A * 64, 9 * 64 - 4 };
 #define N_READS (sizeof(reads) / sizeof(reads[0]))
 
-static void write_trace(const char *path)
+static void write_trace(const char *path, size_t n_reads)
 {
 	struct synth_trace s;
 	struct cgt_block_table t = { 0 };
@@ -33,7 +33,7 @@ static void write_trace(const char *path)
 	CHECK(cgt_blocks_encode(&s.b, t.blocks[0]) == 0);
 	put(s.w, CGT_REC_BLOCKS, &s.b);
 	CHECK(cgt_events_begin(&s.b, 1) == 0);
-	for (size_t k = 0; k < N_READS; k++)
+	for (size_t k = 0; k < n_reads; k++)
 		CHECK(cgt_events_encode(&s.b, &t, t.blocks[0], 0, &reads[k]) == 0);
 	put(s.w, CGT_REC_EVENTS, &s.b);
 	synth_close(&s);
@@ -63,7 +63,7 @@ static void chain(unsigned threads)
 	struct cgt_profile with_l2, without;
 
 	snprintf(path, sizeof(path), "%s/t.zst", dir);
-	write_trace(path);
+	write_trace(path, N_READS);
 	const struct cgt_sim_options o = { 1, 0, configs, 2, path };
 	CHECK(cgt_decoder_open(&d, path, &e) == 0);
 	CHECK(cgt_sim_open(&s, &o, 8, &e) == 0);
@@ -109,13 +109,42 @@ static void chain_on_two_threads(void)
 	chain(2);
 }
 
+/* A trace that runs nothing: no cache sees a reference (a PT trace whose
+   code could not be decoded is one).  Every count is 0, and no error. */
+static void no_references(void)
+{
+	const struct cgt_hierarchy configs[] = {
+		{ { { 1024, 2, 64 }, { 128, 1, 64 }, { 256, 2, 64 }, { 512, 2, 64 } } },
+		{ { { 1024, 2, 64 }, { 256, 2, 64 }, { 256, 2, 64 }, { 512, 2, 64 } } },
+	};
+	char path[128];
+	struct cgt_decoder *d;
+	struct cgt_sim *s;
+	struct cgt_error e;
+	struct cgt_profile p;
+
+	snprintf(path, sizeof(path), "%s/empty.zst", dir);
+	write_trace(path, 0);
+	const struct cgt_sim_options o = { 1, 0, configs, 2, path };
+	CHECK(cgt_decoder_open(&d, path, &e) == 0);
+	CHECK(cgt_sim_open(&s, &o, 8, &e) == 0);
+	CHECK(cgt_sim_trace(s, d, 2, NULL, &e) == 0);
+	CHECK(cgt_sim_profile(s, 1, cgt_decoder_blocks(d), &p, &e) == 0);
+	CHECK(total(&p, "Ir") == 0 && total(&p, "DLmr") == 0);
+	cgt_profile_free(&p);
+	cgt_sim_close(s);
+	cgt_decoder_close(d);
+	unlink(path);
+}
+
 int main(void)
 {
-	PLAN(2);
+	PLAN(3);
 	if (mkdtemp(dir) == NULL)
 		return 1;
 	RUN(chain_on_one_thread);
 	RUN(chain_on_two_threads);
+	RUN(no_references);
 	rmdir(dir);
 	return CHECK_DONE();
 }
