@@ -385,7 +385,8 @@ int cmd_simulate(int argc, char **argv)
 	struct cgt_profile profile = { 0 };
 	int n_configs = 0;
 
-	if (cgt_decoder_open(&d, path, &e) < 0) {
+	const struct cgt_decoder_options talk = { stderr, isatty(STDERR_FILENO) ? stderr : NULL };
+	if (cgt_decoder_open(&d, path, &talk, &e) < 0) {
 		report_error(&e);
 		goto free_lists;
 	}

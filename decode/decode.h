@@ -48,7 +48,17 @@ struct cgt_mapping {
 	uint32_t epoch_unmapped;	/* UINT32_MAX while mapped */
 };
 
-int cgt_decoder_open(struct cgt_decoder **d, const char *path, struct cgt_error *e);
+/* Where opening a trace may talk: a PT trace is decoded first (and the
+   decode stored beside it), which it says, with its warnings, on notes,
+   and shows a progress line on progress.  NULL streams, or no options:
+   silence. */
+struct cgt_decoder_options {
+	FILE *notes;
+	FILE *progress;
+};
+
+int cgt_decoder_open(struct cgt_decoder **d, const char *path, const struct cgt_decoder_options *o,
+		     struct cgt_error *e);
 const struct cgt_trace_header *cgt_decoder_header(const struct cgt_decoder *d);
 uint32_t cgt_decoder_version(const struct cgt_decoder *d);	/* of the trace format */
 /* Opened on a pt trace: the stored decode it replays (FOO.decoded.zst),
@@ -131,10 +141,12 @@ void cgt_decoder_close(struct cgt_decoder *d);
 /* A trace of the pt backend is decoded (with libipt) into a trace of
    blocks and executions, which cgt_decoder_open() then reads: data
    addresses estimated from the memory samples (decode/pt/pt_estimate.h).
-   progress: where to show a progress line (NULL: nowhere).  The decode
+   progress: where to show a progress line, warnings: where to say what
+   could not be decoded (NULL: nowhere).  The decode
    is written to fd (out_path names it in messages), which the caller
    made, and closes or removes. */
-int cgt_pt_decode(const char *path, int fd, const char *out_path, FILE *progress, struct cgt_error *e);
+int cgt_pt_decode(const char *path, int fd, const char *out_path, FILE *progress, FILE *warnings,
+		  struct cgt_error *e);
 
 /* Stored decodes of another version are decoded again. */
 #define CGT_PT_DECODER_VERSION 1

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -621,7 +622,20 @@ static int install_decode(const char *temp, const char *decoded, enum stored_dec
    replaced when it holds a stale decode of the same recording; where it
    holds anything else, or nothing can be written beside the trace, the
    decode goes into a temporary file for this run only. */
+/* A line on the caller's notes stream, if it gave one. */
+static void __attribute__((format(printf, 2, 3)))
+note(const struct cgt_decoder_options *o, const char *fmt, ...)
+{
+	va_list ap;
+	if (o == NULL || o->notes == NULL)
+		return;
+	va_start(ap, fmt);
+	vfprintf(o->notes, fmt, ap);
+	va_end(ap);
+}
+
 static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_trace_header *h,
+		   const struct cgt_decoder_options *o,
 		   struct cgt_error *e)
 {
 	char *decoded = decoded_path_of(path), *temp = NULL;
@@ -637,7 +651,7 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 	}
 	enum stored_decode was = examine_decode(decoded, h, &st, &why);
 	if (was == DECODE_CURRENT) {
-		rc = cgt_decoder_open(out, decoded, e);
+		rc = cgt_decoder_open(out, decoded, NULL, e);
 		if (rc == 0 && ((*out)->replayed = strdup(decoded)) == NULL) {
 			cgt_decoder_close(*out);
 			*out = NULL;
@@ -647,17 +661,17 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 		return rc;
 	}
 	if (was == DECODE_STALE) {
-		fprintf(stderr, "cgtrace: %s is out of date (%s): decoding again\n", decoded, why);
+		note(o, "cgtrace: %s is out of date (%s): decoding again\n", decoded, why);
 	} else if (was == DECODE_FOREIGN) {
-		fprintf(stderr, "cgtrace: %s is not a decode of %s (%s): leaving it alone and decoding "
-				"for this run only (remove it to store the decode there)\n", decoded, path, why);
+		note(o, "cgtrace: %s is not a decode of %s (%s): leaving it alone and decoding for "
+			"this run only (remove it to store the decode there)\n", decoded, path, why);
 		stored = 0;
 	}
 	if (stored) {
 		fd = create_beside(decoded, &temp);
 		if (fd < 0) {
-			fprintf(stderr, "cgtrace: cannot store the decoded trace beside %s (%s): decoding it "
-					"for this run only\n", path, strerror(errno));
+			note(o, "cgtrace: cannot store the decoded trace beside %s (%s): decoding it for "
+				"this run only\n", path, strerror(errno));
 			stored = 0;
 		}
 	}
@@ -677,19 +691,18 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 			return rc;
 		}
 	}
-	rc = cgt_pt_decode(path, fd, temp, isatty(STDERR_FILENO) ? stderr : NULL, e);
+	rc = cgt_pt_decode(path, fd, temp, o ? o->progress : NULL, o ? o->notes : NULL, e);
 	if (close(fd) < 0 && rc == 0)
 		rc = cgt_fail(e, cgt_err_io, "%s: %s", temp, strerror(errno));
 	if (rc == 0 && stored && install_decode(temp, decoded, was) == 0) {
-		fprintf(stderr, "cgtrace: decoded the Intel PT trace into %s; later runs replay it\n",
-			decoded);
-		rc = cgt_decoder_open(out, decoded, e);
+		note(o, "cgtrace: decoded the Intel PT trace into %s; later runs replay it\n", decoded);
+		rc = cgt_decoder_open(out, decoded, NULL, e);
 	} else if (rc == 0) {
 		if (stored)
-			fprintf(stderr, "cgtrace: cannot put the decoded trace at %s (%s): using it for this "
-					"run only\n", decoded, strerror(errno));
+			note(o, "cgtrace: cannot put the decoded trace at %s (%s): using it for this run "
+				"only\n", decoded, strerror(errno));
 		stored = 0;
-		rc = cgt_decoder_open(out, temp, e);
+		rc = cgt_decoder_open(out, temp, NULL, e);
 	}
 	if (rc == 0 && ((*out)->replayed = strdup(stored ? decoded : "")) == NULL) {
 		cgt_decoder_close(*out);
@@ -702,7 +715,8 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 	return rc;
 }
 
-int cgt_decoder_open(struct cgt_decoder **out, const char *path, struct cgt_error *e)
+int cgt_decoder_open(struct cgt_decoder **out, const char *path, const struct cgt_decoder_options *o,
+		     struct cgt_error *e)
 {
 	struct cgt_decoder *d = calloc(1, sizeof(*d));
 	struct cgt_record rec;
@@ -752,7 +766,7 @@ int cgt_decoder_open(struct cgt_decoder **out, const char *path, struct cgt_erro
 	}
 	if (rc == 0 && strcmp(d->header.backend, "pt") == 0 && !d->header.decoded.present) {
 		/* Packets, not executions: replay their stored decode. */
-		rc = open_pt(out, path, &d->header, e);
+		rc = open_pt(out, path, &d->header, o, e);
 		cgt_decoder_close(d);
 		return rc;
 	}

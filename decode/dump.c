@@ -6,6 +6,7 @@
  * A guarded access whose guard was false shows as "R-" / "W-" with its size.
  */
 #include <inttypes.h>
+#include <unistd.h>
 
 #include "decode.h"
 
@@ -43,7 +44,8 @@ int cgt_trace_dump(FILE *out, FILE *warn, const char *path, uint64_t limit, stru
 	struct cgt_decoder *d;
 	struct cgt_batch b;
 	uint64_t printed = 0;
-	int rc = cgt_decoder_open(&d, path, e);
+	const struct cgt_decoder_options talk = { warn, isatty(fileno(warn)) ? warn : NULL };
+	int rc = cgt_decoder_open(&d, path, &talk, e);
 
 	if (rc < 0)
 		return rc;

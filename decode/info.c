@@ -131,7 +131,8 @@ int cgt_trace_info(FILE *out, FILE *warn, const char *path, struct cgt_error *e)
 	struct cgt_decoder *d;
 	struct cgt_batch b;
 	struct cgt_trace_counts counted = { 0 };
-	int rc = cgt_decoder_open(&d, path, e);
+	const struct cgt_decoder_options talk = { warn, isatty(fileno(warn)) ? warn : NULL };
+	int rc = cgt_decoder_open(&d, path, &talk, e);
 
 	if (rc < 0)
 		return rc;

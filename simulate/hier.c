@@ -613,7 +613,8 @@ static void *part_main(void *arg)
 	struct cgt_batch b;
 	int rc;
 
-	if (cgt_decoder_open(&d, p->path, &p->error) < 0) {
+	/* Silent: the first pass said what opening the trace says. */
+	if (cgt_decoder_open(&d, p->path, NULL, &p->error) < 0) {
 		p->failed = 1;
 		return NULL;
 	}

@@ -549,7 +549,8 @@ static int write_end(struct converter *c)
 	return rc;
 }
 
-int cgt_pt_decode(const char *path, int fd, const char *out_path, FILE *progress, struct cgt_error *e)
+int cgt_pt_decode(const char *path, int fd, const char *out_path, FILE *progress, FILE *warnings,
+		  struct cgt_error *e)
 {
 	struct pt_input in;
 	struct converter c = { .e = e, .progress = progress };
@@ -558,9 +559,9 @@ int cgt_pt_decode(const char *path, int fd, const char *out_path, FILE *progress
 	if (rc < 0)
 		return rc;
 	c.in = &in;
-	if (in.truncation != NULL)
-		fprintf(stderr, "cgtrace: warning: %s\n", in.truncation);
-	rc = pt_code_build(&c.code, &in, stderr, e);
+	if (in.truncation != NULL && warnings != NULL)
+		fprintf(warnings, "cgtrace: warning: %s\n", in.truncation);
+	rc = pt_code_build(&c.code, &in, warnings, e);
 	for (size_t i = 0; i < in.n_cpus; i++)
 		c.total_bytes += in.cpus[i].len;
 	if (rc == 0) {

@@ -27,7 +27,7 @@ static inline void fuzz_read_trace(const char *path)
 
 	fuzz_say("info", cgt_trace_info(fuzz_devnull(), fuzz_devnull(), path, &e), &e);
 
-	int rc = cgt_decoder_open(&d, path, &e);
+	int rc = cgt_decoder_open(&d, path, NULL, &e);
 	fuzz_say("decoder open", rc, &e);
 	if (rc < 0)
 		return;

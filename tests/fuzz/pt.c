@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_file_open(&in, file, len);
 	free(file);
 	fuzz_file_open(&out, "", 0);
-	int rc = cgt_pt_decode(in.path, out.fd, out.path, NULL, &e);
+	int rc = cgt_pt_decode(in.path, out.fd, out.path, NULL, NULL, &e);
 	fuzz_say("pt decode", rc, &e);
 	if (rc == 0) {
 		if (cgt_trace_info(fuzz_devnull(), fuzz_devnull(), out.path, &e) < 0) {

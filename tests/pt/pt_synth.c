@@ -430,7 +430,8 @@ int main(int argc, char **argv)
 				"                SOURCE PT-OUT COLLAPSED-OUT\n");
 		return 2;
 	}
-	if (cgt_decoder_open(&d1, o.source, &e) < 0 || cgt_decoder_open(&d2, o.source, &e) < 0) {
+	const struct cgt_decoder_options talk = { stderr, NULL };
+	if (cgt_decoder_open(&d1, o.source, &talk, &e) < 0 || cgt_decoder_open(&d2, o.source, &talk, &e) < 0) {
 		fprintf(stderr, "pt-synth: %s\n", e.msg);
 		return 1;
 	}

@@ -128,7 +128,7 @@ static uint64_t *simulate(const char *path, unsigned threads, size_t *n, char *r
 	uint64_t *all = NULL;
 
 	report[0] = '\0';
-	if (cgt_decoder_open(&d, path, &e) < 0) {
+	if (cgt_decoder_open(&d, path, NULL, &e) < 0) {
 		snprintf(report, len, "error: %s", e.msg);
 		return NULL;
 	}

@@ -65,7 +65,7 @@ static void chain(unsigned threads)
 	snprintf(path, sizeof(path), "%s/t.zst", dir);
 	write_trace(path, N_READS);
 	const struct cgt_sim_options o = { 1, 0, configs, 2, path };
-	CHECK(cgt_decoder_open(&d, path, &e) == 0);
+	CHECK(cgt_decoder_open(&d, path, NULL, &e) == 0);
 	CHECK(cgt_sim_open(&s, &o, 8, &e) == 0);
 	CHECK(cgt_sim_trace(s, d, threads, NULL, &e) == 0);
 	CHECK(cgt_sim_profile(s, 0, cgt_decoder_blocks(d), &with_l2, &e) == 0);
@@ -126,7 +126,7 @@ static void no_references(void)
 	snprintf(path, sizeof(path), "%s/empty.zst", dir);
 	write_trace(path, 0);
 	const struct cgt_sim_options o = { 1, 0, configs, 2, path };
-	CHECK(cgt_decoder_open(&d, path, &e) == 0);
+	CHECK(cgt_decoder_open(&d, path, NULL, &e) == 0);
 	CHECK(cgt_sim_open(&s, &o, 8, &e) == 0);
 	CHECK(cgt_sim_trace(s, d, 2, NULL, &e) == 0);
 	CHECK(cgt_sim_profile(s, 1, cgt_decoder_blocks(d), &p, &e) == 0);

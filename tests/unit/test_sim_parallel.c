@@ -108,7 +108,7 @@ static uint64_t *simulate(const char *path, const struct run *r, unsigned thread
 	uint64_t *all = NULL;
 	const struct cgt_sim_options o = { r->cache_sim, r->branch_sim, r->h, r->n, path };
 
-	CHECK(cgt_decoder_open(&d, path, &e) == 0);
+	CHECK(cgt_decoder_open(&d, path, NULL, &e) == 0);
 	CHECK(cgt_sim_open(&s, &o, 32, &e) == 0);
 	*misses = 0;
 	if (cgt_sim_trace(s, d, threads, NULL, &e) < 0) {
