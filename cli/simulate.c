@@ -475,7 +475,7 @@ int cmd_simulate(int argc, char **argv)
 	/* The modules' symbols and line tables are read meanwhile. */
 	struct preload preload = { NULL, d };
 	pthread_t preloader;
-	int preloading = cgt_symbolizer_open(&preload.sy, d, stderr, &e) == 0 &&
+	int preloading = cgt_symbolizer_open(&preload.sy, stderr, &e) == 0 &&
 			 pthread_create(&preloader, NULL, preload_modules, &preload) == 0;
 	sy = preload.sy;
 	struct progress progress = { isatty(STDERR_FILENO), { 0, 0 } };
@@ -489,10 +489,13 @@ int cmd_simulate(int argc, char **argv)
 		goto out;
 	}
 
-	if (sy == NULL && cgt_symbolizer_open(&sy, d, stderr, &e) < 0) {
+	if (sy == NULL && cgt_symbolizer_open(&sy, stderr, &e) < 0) {
 		report_error(&e);
 		goto out;
 	}
+	const struct cgt_mapping *maps;
+	size_t n_maps = cgt_decoder_mappings(d, &maps);
+	cgt_symbolizer_use_mappings(sy, maps, n_maps);
 	const struct cgt_block_table *blocks = cgt_decoder_blocks(d);
 	if (cgt_profile_lines_open(&lines, blocks, sy, &e) < 0) {
 		report_error(&e);

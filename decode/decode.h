@@ -120,6 +120,9 @@ size_t cgt_decoder_mappings(const struct cgt_decoder *d, const struct cgt_mappin
 /* The mapping covering addr for a block defined at map_epoch, or NULL. */
 const struct cgt_mapping *cgt_decoder_find_mapping(const struct cgt_decoder *d, uint64_t addr,
 						   uint32_t map_epoch);
+/* The same among maps[0 .. n) (cgt_decoder_mappings'). */
+const struct cgt_mapping *cgt_mapping_find(const struct cgt_mapping *maps, size_t n, uint64_t addr,
+					   uint32_t map_epoch);
 
 /* After the end: the END record, or NULL if the trace has none (the
    recorder was killed or the file is truncated). */

@@ -201,9 +201,15 @@ static int unmap(struct cgt_decoder *d, uint64_t start, uint64_t size, uint32_t 
 const struct cgt_mapping *cgt_decoder_find_mapping(const struct cgt_decoder *d, uint64_t addr,
 						   uint32_t map_epoch)
 {
+	return cgt_mapping_find(d->maps, d->n_maps, addr, map_epoch);
+}
+
+const struct cgt_mapping *cgt_mapping_find(const struct cgt_mapping *maps, size_t n, uint64_t addr,
+					   uint32_t map_epoch)
+{
 	/* Newest first: a later mapping of the same range wins. */
-	for (size_t i = d->n_maps; i-- > 0;) {
-		const struct cgt_mapping *map = &d->maps[i];
+	for (size_t i = n; i-- > 0;) {
+		const struct cgt_mapping *map = &maps[i];
 		if (addr - map->module.start < map->module.size && map->epoch_mapped <= map_epoch &&
 		    map_epoch < map->epoch_unmapped)
 			return map;

@@ -28,8 +28,11 @@ struct cgt_location {
 
 struct cgt_symbolizer;
 
-int cgt_symbolizer_open(struct cgt_symbolizer **sy, const struct cgt_decoder *d, FILE *warnings,
-			struct cgt_error *e);
+int cgt_symbolizer_open(struct cgt_symbolizer **sy, FILE *warnings, struct cgt_error *e);
+/* The trace's module map (cgt_decoder_mappings', complete once the trace
+   is read): what addresses are symbolized against, until the next call. */
+void cgt_symbolizer_use_mappings(struct cgt_symbolizer *sy, const struct cgt_mapping *maps,
+				 size_t n);
 /* Reads m's symbols and line tables now rather than when an address of
    it is first symbolized: for a thread of its own while the trace is
    simulated. */

@@ -34,7 +34,8 @@ struct cached {
 };
 
 struct cgt_symbolizer {
-	const struct cgt_decoder *decoder;
+	const struct cgt_mapping *maps;	/* the module map */
+	size_t n_maps;
 	FILE *warnings;
 	struct module *modules;
 	size_t n_modules, cap_modules;
@@ -134,8 +135,7 @@ fail:
 	return NULL;
 }
 
-int cgt_symbolizer_open(struct cgt_symbolizer **out, const struct cgt_decoder *d, FILE *warnings,
-			struct cgt_error *e)
+int cgt_symbolizer_open(struct cgt_symbolizer **out, FILE *warnings, struct cgt_error *e)
 {
 	struct cgt_symbolizer *sy = calloc(1, sizeof(*sy));
 
@@ -143,7 +143,6 @@ int cgt_symbolizer_open(struct cgt_symbolizer **out, const struct cgt_decoder *d
 	elf_version(EV_CURRENT);
 	if (sy == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
-	sy->decoder = d;
 	sy->warnings = warnings;
 	sy->unknown = string_set_intern(&sy->strings, UNKNOWN);
 	if (sy->unknown == NULL) {
@@ -152,6 +151,13 @@ int cgt_symbolizer_open(struct cgt_symbolizer **out, const struct cgt_decoder *d
 	}
 	*out = sy;
 	return 0;
+}
+
+void cgt_symbolizer_use_mappings(struct cgt_symbolizer *sy, const struct cgt_mapping *maps,
+				 size_t n)
+{
+	sy->maps = maps;
+	sy->n_maps = n;
 }
 
 void cgt_symbolizer_preload(struct cgt_symbolizer *sy, const struct cgt_module *m)
@@ -172,8 +178,7 @@ static void resolve(struct cgt_symbolizer *sy, uint64_t addr, const struct cgt_m
 	loc->line = 0;
 	if (map == NULL)
 		return;
-	const struct cgt_mapping *all;
-	size_t n = cgt_decoder_mappings(sy->decoder, &all), k = (size_t)(map - all);
+	size_t n = sy->n_maps, k = (size_t)(map - sy->maps);
 	if (n > sy->n_mappings) {
 		size_t *m = realloc(sy->module_of_mapping, n * sizeof(*m));
 		if (m == NULL)
@@ -202,7 +207,7 @@ static void resolve(struct cgt_symbolizer *sy, uint64_t addr, const struct cgt_m
 void cgt_symbolize(struct cgt_symbolizer *sy, uint64_t addr, uint32_t map_epoch,
 		   struct cgt_location *loc)
 {
-	const struct cgt_mapping *map = cgt_decoder_find_mapping(sy->decoder, addr, map_epoch);
+	const struct cgt_mapping *map = cgt_mapping_find(sy->maps, sy->n_maps, addr, map_epoch);
 
 	if (2 * (sy->cache_n + 1) > sy->cache_cap) {
 		size_t cap = sy->cache_cap ? 2 * sy->cache_cap : 8192;
