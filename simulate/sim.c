@@ -657,22 +657,54 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+struct hier_args {
+	struct cgt_sim *s;
+	unsigned threads;
+	const struct cgt_sim_progress *progress;
+	int rc;
+	struct cgt_error error;
+};
+
+static void *hier_main(void *arg)
+{
+	struct hier_args *a = arg;
+	a->rc = hier_run(a->s->hier, a->s->trace_path, a->threads, a->progress, &a->error);
+	return NULL;
+}
+
 int cgt_sim_trace(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
 		  const struct cgt_sim_progress *progress, struct cgt_error *e)
 {
-	pthread_t ids[MAX_WORKERS];
+	pthread_t ids[MAX_WORKERS], beside;
 	struct thread_args args[MAX_WORKERS];
 	unsigned started = 0;
+	struct hier_args h = { s, 0, progress, 0, { 0 } };
+	int hier_beside = 0;
 
 	if (threads < 1)
 		threads = 1;
 	if (threads > MAX_WORKERS)
 		threads = MAX_WORKERS;
+	/* The hierarchy engine takes a thread per configuration at most: with
+	   threads to spare, it runs beside this engine (which counts
+	   executions and branches) on threads of its own, and shows the
+	   progress, being the longer. */
+	if (s->hier != NULL && s->n_configs < threads) {
+		h.threads = s->n_configs;
+		hier_beside = pthread_create(&beside, NULL, hier_main, &h) == 0;
+		if (hier_beside) {
+			threads -= s->n_configs;
+			progress = NULL;
+		}
+	}
 	s->window_size = 2 * threads + 2;
 	s->window = calloc(s->window_size, sizeof(*s->window));
 	s->spare = calloc(s->window_size + threads, sizeof(*s->spare));
-	if (s->window == NULL || s->spare == NULL)
+	if (s->window == NULL || s->spare == NULL) {
+		if (hier_beside)
+			pthread_join(beside, NULL);
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	}
 	for (unsigned t = 0; t < threads; t++) {
 		struct worker *w = &s->workers[s->n_workers++];
 		w->s = s;
@@ -694,11 +726,18 @@ int cgt_sim_trace(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
 	free(s->spare);
 	s->window = s->spare = NULL;
 	s->n_spare = 0;
+	if (hier_beside)
+		pthread_join(beside, NULL);
 	if (s->failed) {
 		*e = s->error;
 		return -e->status;
 	}
-	return s->hier != NULL ? hier_run(s->hier, s->trace_path, threads, progress, e) : 0;
+	if (hier_beside && h.rc < 0) {
+		*e = h.error;
+		return h.rc;
+	}
+	return s->hier != NULL && !hier_beside ? hier_run(s->hier, s->trace_path, threads, progress, e)
+					       : 0;
 }
 
 /* Where each (kind of access, what is counted) goes among a profile's
