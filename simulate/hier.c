@@ -276,6 +276,8 @@ static int chain_order(const void *a, const void *b)
 
 static void sort_chains(struct group **v, unsigned n)
 {
+	if (n == 0)
+		return;	/* a last level's members: no children, no array */
 	qsort(v, n, sizeof(*v), chain_order);
 	for (unsigned k = 0; k < n; k++) {
 		const struct group *prev = k ? v[k - 1] : NULL;
@@ -325,7 +327,8 @@ static int part_build(struct part *p)
 			return -1;
 		p->lower[p->n_lower - 1] = p->groups[k];
 	}
-	qsort(p->lower, p->n_lower, sizeof(*p->lower), level_then_chain);
+	if (p->n_lower > 0)
+		qsort(p->lower, p->n_lower, sizeof(*p->lower), level_then_chain);
 	for (int side = 0; side < 2; side++)
 		sort_chains(p->l1[side], p->n_l1[side]);
 	for (unsigned k = 0; k < p->n_groups; k++)
