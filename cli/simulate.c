@@ -119,9 +119,11 @@ static void progress_update(void *arg, uint64_t done, uint64_t total, uint64_t i
 	if ((now.tv_sec - p->last.tv_sec) * 1000000000L + (now.tv_nsec - p->last.tv_nsec) < 250000000L)
 		return;
 	p->last = now;
-	fprintf(stderr, "\rcgtrace: simulating: %3.0f%%, %llu M instructions ",
-		total ? 100.0 * (double)done / (double)total : 0.0,
-		(unsigned long long)(insns / 1000000));
+	fprintf(stderr, "\rcgtrace: simulating: %3.0f%%", total ? 100.0 * (double)done / (double)total : 0.0);
+	/* The hierarchy engine, running beside the pass that counts them,
+	   knows no instruction count. */
+	if (insns != 0)
+		fprintf(stderr, ", %llu M instructions ", (unsigned long long)(insns / 1000000));
 }
 
 static void progress_done(struct progress *p)

@@ -657,6 +657,25 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* The progress of one of two passes over the trace, shown as one: the
+   first takes the first half of the bar, the second the rest, and tells
+   the instructions the first counted. */
+struct pass_progress {
+	struct cgt_sim_progress as_seen;	/* what the pass is given */
+	const struct cgt_sim_progress *outer;
+	int second;
+	uint64_t insns;
+};
+
+static void pass_update(void *arg, uint64_t done, uint64_t total, uint64_t insns)
+{
+	struct pass_progress *p = arg;
+	if (p->second)
+		p->outer->update(p->outer->arg, total + done, 2 * total, p->insns);
+	else
+		p->outer->update(p->outer->arg, done, 2 * total, insns);
+}
+
 struct hier_args {
 	struct cgt_sim *s;
 	unsigned threads;
@@ -680,6 +699,7 @@ int cgt_sim_trace(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
 	unsigned started = 0;
 	struct hier_args h = { s, 0, progress, 0, { 0 } };
 	int hier_beside = 0;
+	struct pass_progress passes = { { pass_update, &passes }, progress, 0, 0 };
 
 	if (threads < 1)
 		threads = 1;
@@ -697,6 +717,9 @@ int cgt_sim_trace(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
 			progress = NULL;
 		}
 	}
+	/* Two passes, one after the other: one progress bar. */
+	if (s->hier != NULL && !hier_beside && progress != NULL)
+		progress = &passes.as_seen;
 	s->window_size = 2 * threads + 2;
 	s->window = calloc(s->window_size, sizeof(*s->window));
 	s->spare = calloc(s->window_size + threads, sizeof(*s->spare));
@@ -736,8 +759,11 @@ int cgt_sim_trace(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
 		*e = h.error;
 		return h.rc;
 	}
-	return s->hier != NULL && !hier_beside ? hier_run(s->hier, s->trace_path, threads, progress, e)
-					       : 0;
+	if (s->hier == NULL || hier_beside)
+		return 0;
+	passes.second = 1;
+	passes.insns = s->insns_joined;
+	return hier_run(s->hier, s->trace_path, threads, progress, e);
 }
 
 /* Where each (kind of access, what is counted) goes among a profile's
