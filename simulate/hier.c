@@ -364,8 +364,10 @@ static inline uint32_t stack_ref(struct cache_model *c, uint64_t block)
    bunches large enough to prefetch for, small enough to stay in the host's
    caches. */
 #define DRAIN_AT 4096
-/* How many references ahead the next levels' sets are prefetched. */
-#define PREFETCH_AHEAD 8
+/* How many references ahead the next levels' sets are prefetched: 16
+   took a 45-configuration sweep 9% less time than 8 (one thread), 32
+   more. */
+#define PREFETCH_AHEAD 16
 
 static int enqueue(struct part *p, struct member *m, uint64_t addr, uint32_t size, uint32_t slot,
 		   uint64_t seq)
