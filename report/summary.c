@@ -78,18 +78,8 @@ static double ratio(uint64_t part, uint64_t whole)
 static uint64_t total_of(const struct cgt_event_set *es, const uint64_t *totals,
 			 enum cgt_access access, int level)
 {
-	for (unsigned k = 0; k < es->n; k++)
-		if (es->ev[k].access == access && es->ev[k].level == level)
-			return totals[k];
-	return 0;
-}
-
-static int has_event(const struct cgt_event_set *es, enum cgt_access access, int level)
-{
-	for (unsigned k = 0; k < es->n; k++)
-		if (es->ev[k].access == access && es->ev[k].level == level)
-			return 1;
-	return 0;
+	int k = cgt_event_set_find(es, access, level);
+	return k < 0 ? 0 : totals[k];
 }
 
 /* One level's lines of the fetch and data groups: misses, then rates. */
@@ -101,9 +91,9 @@ struct level_totals {
 void cgt_print_summary(FILE *f, long pid, const struct cgt_event_set *es, const uint64_t *totals)
 {
 	char pfx[32];
-	const int cache_sim = has_event(es, CGT_ACCESS_FETCH, CGT_LEVEL_I1);
-	const int branch_sim = has_event(es, CGT_ACCESS_COND, CGT_EVENT_EXECUTED);
-	const int has_L2 = has_event(es, CGT_ACCESS_FETCH, CGT_LEVEL_L2);
+	const int cache_sim = cgt_event_set_find(es, CGT_ACCESS_FETCH, CGT_LEVEL_I1) >= 0;
+	const int branch_sim = cgt_event_set_find(es, CGT_ACCESS_COND, CGT_EVENT_EXECUTED) >= 0;
+	const int has_L2 = cgt_event_set_find(es, CGT_ACCESS_FETCH, CGT_LEVEL_L2) >= 0;
 	const uint64_t Ir = total_of(es, totals, CGT_ACCESS_FETCH, CGT_EVENT_EXECUTED);
 	const uint64_t Dr = total_of(es, totals, CGT_ACCESS_READ, CGT_EVENT_EXECUTED);
 	const uint64_t Dw = total_of(es, totals, CGT_ACCESS_WRITE, CGT_EVENT_EXECUTED);
@@ -111,17 +101,19 @@ void cgt_print_summary(FILE *f, long pid, const struct cgt_event_set *es, const 
 	const uint64_t Bi = total_of(es, totals, CGT_ACCESS_INDIRECT, CGT_EVENT_EXECUTED);
 	const uint64_t Bcm = total_of(es, totals, CGT_ACCESS_COND, CGT_EVENT_MISPREDICT);
 	const uint64_t Bim = total_of(es, totals, CGT_ACCESS_INDIRECT, CGT_EVENT_MISPREDICT);
+	/* The fetches' and the data's levels, nearest first. */
+	static const int fetch_level[3] = { CGT_LEVEL_I1, CGT_LEVEL_L2, CGT_LEVEL_LL };
+	static const int data_level[3] = { CGT_LEVEL_D1, CGT_LEVEL_L2, CGT_LEVEL_LL };
+	static const char *const level_names[3] = { "1", "2", "L" };
 	struct level_totals levels[3];
 	unsigned n_levels = 0;
-	const int level_ids[3] = { -1, CGT_LEVEL_L2, CGT_LEVEL_LL };
-	const char *level_names[3] = { "1", "2", "L" };
 	for (int k = 0; k < 3; k++) {
-		if (k == 1 && !has_L2)
+		if (fetch_level[k] == CGT_LEVEL_L2 && !has_L2)
 			continue;
-		int li = k == 0 ? CGT_LEVEL_I1 : level_ids[k], ld = k == 0 ? CGT_LEVEL_D1 : level_ids[k];
 		levels[n_levels++] = (struct level_totals){
-			level_names[k], total_of(es, totals, CGT_ACCESS_FETCH, li),
-			total_of(es, totals, CGT_ACCESS_READ, ld), total_of(es, totals, CGT_ACCESS_WRITE, ld)
+			level_names[k], total_of(es, totals, CGT_ACCESS_FETCH, fetch_level[k]),
+			total_of(es, totals, CGT_ACCESS_READ, data_level[k]),
+			total_of(es, totals, CGT_ACCESS_WRITE, data_level[k])
 		};
 	}
 

@@ -26,12 +26,10 @@ static int sweep_open(struct sweep *s, const struct cgt_sweep_table *t, struct c
 	if (es == NULL || es->n > CGT_MAX_EVENTS || (t->n > 0 && t->rows == NULL))
 		return cgt_fail(e, cgt_err_invalid, "sweep table: expected an event set and rows");
 	s->t = t;
-	s->ir = es->n;
-	for (unsigned i = 0; i < es->n; i++)
-		if (es->ev[i].access == CGT_ACCESS_FETCH && es->ev[i].level == CGT_EVENT_EXECUTED)
-			s->ir = i;
-	if (s->ir == es->n)
+	int ir = cgt_event_set_find(es, CGT_ACCESS_FETCH, CGT_EVENT_EXECUTED);
+	if (ir < 0)
 		return cgt_fail(e, cgt_err_invalid, "sweep table: the event set has no Ir event");
+	s->ir = (unsigned)ir;
 	s->n_levels = 0;
 	for (int l = 0; l < CGT_N_LEVELS; l++)
 		for (unsigned i = 0; i < es->n; i++)

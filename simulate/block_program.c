@@ -58,11 +58,8 @@ struct block_program *block_program_compile(const struct cgt_block *blk,
 		case CGT_OP_MODIFY:
 		case CGT_OP_READ_GUARDED:
 		case CGT_OP_WRITE_GUARDED: {
-			/* Cachegrind clamps large accesses (fxsave, xsave) to its
-			   smallest line size and passes sizes as 8-bit values. */
-			uint32_t size = op->size > o->min_line ? o->min_line : op->size;
 			if (keep_data) {
-				bp->data_sizes[data] = (uint8_t)size;
+				bp->data_sizes[data] = cachegrind_access_size(op->size, o->min_line);
 				bp->data_guarded[data] = op->kind >= CGT_OP_READ_GUARDED;
 				bp->data_ops[data++] = k;
 			}

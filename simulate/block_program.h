@@ -86,6 +86,14 @@ struct block_program_options {
 	uint32_t min_line;		/* accesses are clamped to it */
 };
 
+/* The size a data reference is simulated with: Cachegrind clamps large
+   accesses (fxsave, xsave) to its smallest line size and passes sizes as
+   8-bit values.  (The hierarchy engine uses it too.) */
+static inline uint8_t cachegrind_access_size(uint32_t size, uint32_t min_line)
+{
+	return (uint8_t)(size > min_line ? min_line : size);
+}
+
 /* One allocation, free()d with the returned pointer; NULL if out of
    memory.  Counters start at zero. */
 struct block_program *block_program_compile(const struct cgt_block *blk,

@@ -54,3 +54,11 @@ void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int
 		add(es, "Bim", CGT_ACCESS_INDIRECT, CGT_EVENT_MISPREDICT);
 	}
 }
+
+int cgt_event_set_find(const struct cgt_event_set *es, enum cgt_access access, int level)
+{
+	for (unsigned k = 0; k < es->n; k++)
+		if (es->ev[k].access == access && es->ev[k].level == level)
+			return (int)k;
+	return -1;
+}

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "block_program.h"
 #include "cache_model.h"
 #include "hier.h"
 
@@ -549,8 +550,8 @@ static struct ref_program *compile(struct part *p, const struct cgt_block *blk)
 		case CGT_OP_MODIFY:
 		case CGT_OP_READ_GUARDED:
 		case CGT_OP_WRITE_GUARDED: {
-			uint32_t size = op->size > p->h->min_line ? p->h->min_line : op->size;
-			rp->steps[n++] = (struct ref_step){ CGT_NO_ACCESS, k, values++, (uint8_t)size, 0 };
+			rp->steps[n++] = (struct ref_step){ CGT_NO_ACCESS, k, values++,
+							    cachegrind_access_size(op->size, p->h->min_line), 0 };
 			break;
 		}
 		case CGT_OP_COND:
@@ -658,13 +659,11 @@ static int share_out(struct hier *h, unsigned threads)
 {
 	unsigned n_parts = threads < h->n_configs ? threads : h->n_configs;
 	unsigned *cluster = malloc(h->n_configs * sizeof(*cluster));
-	unsigned *load = calloc(n_parts, sizeof(*load));
 	unsigned n_clusters = 0;
 
 	h->parts = calloc(n_parts, sizeof(*h->parts));
-	if (cluster == NULL || load == NULL || h->parts == NULL) {
+	if (cluster == NULL || h->parts == NULL) {
 		free(cluster);
-		free(load);
 		return -1;
 	}
 	h->n_parts = n_parts;
@@ -678,41 +677,19 @@ static int share_out(struct hier *h, unsigned threads)
 		if (cluster[c] == n_clusters)
 			n_clusters++;
 	}
-	/* Fewer clusters than threads: split the configurations evenly, else
-	   give each cluster whole to the least loaded part. */
-	unsigned *owner = malloc((n_clusters > h->n_configs ? n_clusters : h->n_configs) * sizeof(*owner));
-	if (owner == NULL) {
-		free(cluster);
-		free(load);
-		return -1;
-	}
-	if (n_clusters < n_parts) {
-		for (unsigned c = 0; c < h->n_configs; c++)
-			owner[c] = (unsigned)((uint64_t)c * n_parts / h->n_configs);
-	} else {
-		for (unsigned k = 0; k < n_clusters; k++) {
-			unsigned best = 0;
-			for (unsigned t = 1; t < n_parts; t++)
-				if (load[t] < load[best])
-					best = t;
-			owner[k] = best;
-			load[best]++;
-		}
-		for (unsigned c = 0; c < h->n_configs; c++)
-			cluster[c] = owner[cluster[c]];
-		memcpy(owner, cluster, h->n_configs * sizeof(*owner));
-	}
+	/* Clusters in turn to the parts, whole; fewer clusters than parts:
+	   the configurations split evenly instead. */
 	int rc = 0;
 	for (unsigned c = 0; c < h->n_configs && rc == 0; c++) {
-		struct part *p = &h->parts[owner[c]];
+		unsigned owner = n_clusters < n_parts ? (unsigned)((uint64_t)c * n_parts / h->n_configs)
+						      : cluster[c] % n_parts;
+		struct part *p = &h->parts[owner];
 		if (push(&p->configs, &p->n_configs, sizeof(*p->configs)) < 0)
 			rc = -1;
 		else
 			p->configs[p->n_configs - 1] = c;
 	}
 	free(cluster);
-	free(load);
-	free(owner);
 	return rc;
 }
 

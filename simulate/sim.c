@@ -108,7 +108,7 @@ struct cgt_sim {
 	struct hier *hier;
 	unsigned n_configs;
 	struct cgt_hierarchy *configs;
-	int cache_sim;
+	int cache_sim;			/* asked for (o.cache_sim: by this engine) */
 	const char *trace_path;
 	struct block_program_options compile;
 
@@ -776,15 +776,11 @@ struct columns {
 
 static void columns_init(struct columns *c, const struct cgt_event_set *es)
 {
-	memset(c, 0xff, sizeof(*c));
-	for (unsigned k = 0; k < es->n; k++) {
-		const struct cgt_event_def *ev = &es->ev[k];
-		if (ev->level == CGT_EVENT_EXECUTED)
-			c->executed[ev->access] = (int)k;
-		else if (ev->level == CGT_EVENT_MISPREDICT)
-			c->mispredicted[ev->access] = (int)k;
-		else
-			c->missed[ev->access][ev->level] = (int)k;
+	for (int a = CGT_ACCESS_FETCH; a <= CGT_ACCESS_INDIRECT; a++) {
+		c->executed[a] = cgt_event_set_find(es, (enum cgt_access)a, CGT_EVENT_EXECUTED);
+		c->mispredicted[a] = cgt_event_set_find(es, (enum cgt_access)a, CGT_EVENT_MISPREDICT);
+		for (int l = 0; l < CGT_N_LEVELS; l++)
+			c->missed[a][l] = cgt_event_set_find(es, (enum cgt_access)a, l);
 	}
 }
 

@@ -104,6 +104,10 @@ struct cgt_event_set {
    level-1 ones when has_L2. */
 void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int branch_sim);
 
+/* The index of the event that counts this (level: enum cgt_level,
+   CGT_EVENT_EXECUTED or CGT_EVENT_MISPREDICT), or -1 if the set has none. */
+int cgt_event_set_find(const struct cgt_event_set *es, enum cgt_access access, int level);
+
 /* ---- Simulator (sim.c, hier.c) ----------------------------------------- */
 
 struct cgt_sim_options {
