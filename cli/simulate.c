@@ -423,7 +423,8 @@ int cmd_simulate(int argc, char **argv)
 	}
 
 	/* Every output name, checked before simulating: a trace, the input or
-	   a user's file is never overwritten; without -o nothing is. */
+	   a user's file is never overwritten; without -o nothing is.  No two
+	   are one: the labels that %c puts in are (cgt_sweep_expand). */
 	const char *tmpl = out_tmpl ? out_tmpl : n_configs > 1 ? "cachegrind.out.%p.%c" : "cachegrind.out.%p";
 	if (n_configs > 1 && !has_label(tmpl)) {
 		fprintf(stderr,
@@ -447,13 +448,6 @@ int cmd_simulate(int argc, char **argv)
 			fprintf(stderr, "cgtrace: bad output name '%s': %s\n", tmpl, why);
 			goto out;
 		}
-		for (int j = 0; j < k; j++)
-			if (strcmp(out_paths[j], out_paths[k]) == 0) {
-				fprintf(stderr,
-					"cgtrace: configurations %s and %s would both be written to '%s'\n",
-					configs[j].label, configs[k].label, out_paths[k]);
-				goto out;
-			}
 		if (out_tmpl != NULL && cgt_output_check(out_paths[k], CGT_OUTPUT_CGOUT, inputs, 1, &e) < 0) {
 			report_error(&e);
 			goto out;
