@@ -64,13 +64,12 @@ struct pending {
 	uint32_t slot, size;
 };
 
-/* One cache of a group: its associativity, its misses, the groups of the
-   next level that its misses go to, and the misses they have yet to see. */
+/* One cache of a group: its associativity, its misses, whether a level
+   below takes them, and those it has yet to take. */
 struct member {
 	uint32_t assoc;
 	struct miss_counts misses;
-	struct group **children;
-	unsigned n_children;
+	int feeds_below;
 	struct pending *queue;
 	uint32_t n_queue, cap_queue;
 };
@@ -85,8 +84,8 @@ struct group {
 	struct member **members;	/* by associativity, ascending */
 	unsigned n_members;
 	uint32_t min_assoc;		/* members[0]'s: found shallower, no member missed */
-	/* First of its chain in the arrays that hold it (sorted by
-	   chain_order): the groups with its parents and line size. */
+	/* First of its chain in the array that holds it (sort_chains): the
+	   groups with its parents and line size. */
 	int chain_start;
 };
 
@@ -219,17 +218,6 @@ static struct member *find_member(struct group *g, uint32_t assoc)
 	return m;
 }
 
-static int adopt(struct member *parent, struct group *g)
-{
-	for (unsigned k = 0; k < parent->n_children; k++)
-		if (parent->children[k] == g)
-			return 0;
-	if (push(&parent->children, &parent->n_children, sizeof(*parent->children)) < 0)
-		return -1;
-	parent->children[parent->n_children - 1] = g;
-	return 0;
-}
-
 /* The members configuration c uses, level by level, made where missing. */
 static int place(struct part *p, const struct cgt_hierarchy *c, struct member *chain[CGT_N_LEVELS])
 {
@@ -247,8 +235,8 @@ static int place(struct part *p, const struct cgt_hierarchy *c, struct member *c
 		if (g == NULL || (chain[level] = find_member(g, (uint32_t)c->level[level].assoc)) == NULL)
 			return -1;
 		for (int k = 0; k < 2; k++)
-			if (parents[k] != NULL && adopt((struct member *)parents[k], g) < 0)
-				return -1;
+			if (parents[k] != NULL)
+				((struct member *)parents[k])->feeds_below = 1;
 		parents[0] = chain[level];
 		parents[1] = NULL;
 	}
@@ -275,11 +263,13 @@ static int chain_order(const void *a, const void *b)
 	return (xs > ys) - (xs < ys);
 }
 
-static void sort_chains(struct group **v, unsigned n)
+/* Sorts v (an L1 side by chain_order, the lower levels by
+   level_then_chain) and marks where each chain starts. */
+static void sort_chains(struct group **v, unsigned n, int (*order)(const void *, const void *))
 {
 	if (n == 0)
-		return;	/* a last level's members: no children, no array */
-	qsort(v, n, sizeof(*v), chain_order);
+		return;	/* qsort takes no NULL array */
+	qsort(v, n, sizeof(*v), order);
 	for (unsigned k = 0; k < n; k++) {
 		const struct group *prev = k ? v[k - 1] : NULL;
 		v[k]->chain_start = prev == NULL || prev->parents[0] != v[k]->parents[0] ||
@@ -328,14 +318,9 @@ static int part_build(struct part *p)
 			return -1;
 		p->lower[p->n_lower - 1] = p->groups[k];
 	}
-	if (p->n_lower > 0)
-		qsort(p->lower, p->n_lower, sizeof(*p->lower), level_then_chain);
+	sort_chains(p->lower, p->n_lower, level_then_chain);
 	for (int side = 0; side < 2; side++)
-		sort_chains(p->l1[side], p->n_l1[side]);
-	for (unsigned k = 0; k < p->n_groups; k++)
-		for (unsigned m = 0; m < p->groups[k]->n_members; m++)
-			sort_chains(p->groups[k]->members[m]->children,
-				    p->groups[k]->members[m]->n_children);
+		sort_chains(p->l1[side], p->n_l1[side], chain_order);
 	return 0;
 }
 
@@ -404,7 +389,7 @@ group_ref(struct part *p, struct group *g, uint64_t first, uint64_t last, uint64
 	for (unsigned k = 0; k < g->n_members && g->members[k]->assoc <= depth; k++) {
 		struct member *m = g->members[k];
 		if (count_miss(&m->misses, slot) < 0 ||
-		    (m->n_children != 0 && enqueue(p, m, addr, size, slot, seq) < 0))
+		    (m->feeds_below && enqueue(p, m, addr, size, slot, seq) < 0))
 			return -1;
 	}
 	return 0;
@@ -760,7 +745,6 @@ void hier_close(struct hier *h)
 			struct group *g = p->groups[k];
 			for (unsigned m = 0; m < g->n_members; m++) {
 				miss_counts_free(&g->members[m]->misses);
-				free(g->members[m]->children);
 				free(g->members[m]->queue);
 				free(g->members[m]);
 			}
