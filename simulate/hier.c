@@ -57,6 +57,11 @@ static void miss_counts_free(struct miss_counts *m)
 
 struct group;
 
+/* How many references L1 takes at a time, and how many misses a queue
+   holds before the levels below take them: bunches large enough to
+   prefetch for, small enough to stay in the host's caches. */
+#define BUNCH 4096
+
 /* A miss waiting for the next level: seq orders the misses of an
    instruction fetch and of data, which two members make. */
 struct pending {
@@ -123,8 +128,12 @@ struct part {
 	struct group **lower;
 	unsigned n_lower;
 	uint64_t seq;			/* references so far */
+	/* References gathered for L1 (take_bunch): fetches, data. */
+	struct pending *bunch[2];
+	uint32_t n_bunch[2];
 	struct pending *merged;		/* a chain's input */
-	size_t cap_merged;
+	uint32_t cap_merged;
+	uint32_t *live, cap_live;	/* see run_chain */
 	int must_drain;
 	const char *path;
 	const struct cgt_sim_progress *progress;	/* part 0's only */
@@ -250,7 +259,7 @@ static int by_assoc(const void *a, const void *b)
 }
 
 /* Groups with the same parents and line size see the same references;
-   among them, by set count ascending (see refer). */
+   among them, by set count ascending (see run_chain). */
 static int chain_order(const void *a, const void *b)
 {
 	const struct group *x = *(struct group *const *)a, *y = *(struct group *const *)b;
@@ -320,6 +329,9 @@ static int part_build(struct part *p)
 	}
 	sort_chains(p->lower, p->n_lower, level_then_chain);
 	for (int side = 0; side < 2; side++)
+		if ((p->bunch[side] = malloc(BUNCH * sizeof(*p->bunch[side]))) == NULL)
+			return -1;
+	for (int side = 0; side < 2; side++)
 		sort_chains(p->l1[side], p->n_l1[side], chain_order);
 	return 0;
 }
@@ -346,17 +358,11 @@ static inline uint32_t stack_ref(struct cache_model *c, uint64_t block)
 	return c->assoc;
 }
 
-/* Drain when a queue holds this many: the next levels' work comes in
-   bunches large enough to prefetch for, small enough to stay in the host's
-   caches. */
-#define DRAIN_AT 4096
-/* How many references ahead the next levels' sets are prefetched: 16
-   took a 45-configuration sweep 9% less time than 8 (one thread), 32
-   more. */
+/* How many references ahead a group's sets are prefetched: 16 took a
+   45-configuration sweep 9% less time than 8 (one thread), 32 more. */
 #define PREFETCH_AHEAD 16
 
-static int enqueue(struct part *p, struct member *m, uint64_t addr, uint32_t size, uint32_t slot,
-		   uint64_t seq)
+static int enqueue(struct part *p, struct member *m, const struct pending *r)
 {
 	if (m->n_queue == m->cap_queue) {
 		uint32_t cap = m->cap_queue ? 2 * m->cap_queue : 1024;
@@ -366,8 +372,8 @@ static int enqueue(struct part *p, struct member *m, uint64_t addr, uint32_t siz
 		m->queue = q;
 		m->cap_queue = cap;
 	}
-	m->queue[m->n_queue++] = (struct pending){ addr, seq, slot, size };
-	if (m->n_queue >= DRAIN_AT)
+	m->queue[m->n_queue++] = *r;
+	if (m->n_queue >= BUNCH)
 		p->must_drain = 1;
 	return 0;
 }
@@ -376,8 +382,7 @@ static int enqueue(struct part *p, struct member *m, uint64_t addr, uint32_t siz
    it for the next level if it has one.  A reference that straddles two
    lines is one access that misses where either line does. */
 static inline __attribute__((always_inline)) int
-group_ref(struct part *p, struct group *g, uint64_t first, uint64_t last, uint64_t addr,
-	  uint32_t size, uint32_t slot, uint64_t seq)
+group_ref(struct part *p, struct group *g, uint64_t first, uint64_t last, const struct pending *r)
 {
 	uint32_t depth = stack_ref(&g->stack, first);
 	if (last != first) {
@@ -388,44 +393,76 @@ group_ref(struct part *p, struct group *g, uint64_t first, uint64_t last, uint64
 		return 0;
 	for (unsigned k = 0; k < g->n_members && g->members[k]->assoc <= depth; k++) {
 		struct member *m = g->members[k];
-		if (count_miss(&m->misses, slot) < 0 ||
-		    (m->feeds_below && enqueue(p, m, addr, size, slot, seq) < 0))
+		if (count_miss(&m->misses, r->slot) < 0 || (m->feeds_below && enqueue(p, m, r) < 0))
 			return -1;
 	}
 	return 0;
 }
 
-/* One reference to each of groups (sorted by chain_order).  A line that is
-   the most recently used of its set in a cache is so in every cache of more
-   sets that saw the same references (their sets split its set): so once a
-   reference is such a hit in a group, the rest of its chain -- the same
-   references, more sets -- would only hit it again, unchanged. */
-static int refer(struct part *p, struct group *const *groups, unsigned n, uint64_t addr,
-		 uint32_t size, uint32_t slot, uint64_t seq)
+/* Always inline: gcc 12 takes a function that only prefetches for one
+   without effect and drops the calls before inlining it. */
+static inline __attribute__((always_inline)) void prefetch_set(const struct cache_model *c,
+								 uint64_t addr)
 {
-	int hit_at_top = 0;
-	for (unsigned k = 0; k < n; k++) {
-		struct group *g = groups[k];
-		if (g->chain_start)
-			hit_at_top = 0;
-		if (hit_at_top)
-			continue;
-		const struct cache_model *c = &g->stack;
-		uint64_t first = addr >> c->line_bits, last = (addr + size - 1) >> c->line_bits;
-		if (c->tags[(first & c->sets_mask) << c->way_bits] == first &&
-		    c->tags[(last & c->sets_mask) << c->way_bits] == last) {
-			hit_at_top = 1;
-			continue;
-		}
-		if (group_ref(p, g, first, last, addr, size, slot, seq) < 0)
+	const uint64_t *set = c->tags + (((addr >> c->line_bits) & c->sets_mask) << c->way_bits);
+	__builtin_prefetch(set);
+	if (c->way_bits > 3)
+		__builtin_prefetch(set + 8);	/* 16 ways: the set's second line */
+}
+
+/* The references in[0..n) (in program order) to each group of a chain
+   (sorted by chain_order), a group at a time, so that a group's sets stay
+   in the host's caches while it takes them, and are prefetched ahead.
+   A line that is the most recently used of its set in a cache is so in
+   every cache of more sets that saw the same references (their sets split
+   its set): a reference that is such a hit in a group would only hit
+   again, unchanged, in the rest of its chain, so it goes no further. */
+static int run_chain(struct part *p, struct group *const *chain, unsigned n_chain,
+		     const struct pending *in, uint32_t n)
+{
+	if (n > p->cap_live) {
+		uint32_t *v = realloc(p->live, n * sizeof(*v));
+		if (v == NULL)
 			return -1;
+		p->live = v;
+		p->cap_live = n;
+	}
+	uint32_t *live = p->live;	/* the references still going down */
+	for (uint32_t i = 0; i < n; i++)
+		live[i] = i;
+	for (unsigned k = 0; k < n_chain && n > 0; k++) {
+		struct group *g = chain[k];
+		const struct cache_model *c = &g->stack;
+		uint32_t kept = 0;
+		for (uint32_t j = 0; j < n; j++) {
+			if (j + PREFETCH_AHEAD < n)
+				prefetch_set(c, in[live[j + PREFETCH_AHEAD]].addr);
+			const struct pending *r = &in[live[j]];
+			uint64_t first = r->addr >> c->line_bits;
+			uint64_t last = (r->addr + r->size - 1) >> c->line_bits;
+			if (c->tags[(first & c->sets_mask) << c->way_bits] == first &&
+			    c->tags[(last & c->sets_mask) << c->way_bits] == last)
+				continue;
+			live[kept++] = live[j];
+			if (group_ref(p, g, first, last, r) < 0)
+				return -1;
+		}
+		n = kept;
 	}
 	return 0;
+}
+
+/* The end of the chain starting at groups[k]. */
+static unsigned chain_end(struct group *const *groups, unsigned n, unsigned k)
+{
+	while (++k < n && !groups[k]->chain_start)
+		;
+	return k;
 }
 
 /* The input of the chain starting at g: its parents' misses in program
    order (*in, *n).  0, or -1 if out of memory. */
-static int chain_input(struct part *p, const struct group *g, const struct pending **in, size_t *n)
+static int chain_input(struct part *p, const struct group *g, const struct pending **in, uint32_t *n)
 {
 	const struct member *a = g->parents[0], *b = g->parents[1];
 	if (b == NULL || b->n_queue == 0) {
@@ -438,7 +475,7 @@ static int chain_input(struct part *p, const struct group *g, const struct pendi
 		*n = b->n_queue;
 		return 0;
 	}
-	size_t total = (size_t)a->n_queue + b->n_queue;
+	uint32_t total = a->n_queue + b->n_queue;
 	if (total > p->cap_merged) {
 		struct pending *m = realloc(p->merged, total * sizeof(*m));
 		if (m == NULL)
@@ -455,32 +492,17 @@ static int chain_input(struct part *p, const struct group *g, const struct pendi
 	return 0;
 }
 
-/* The levels below L1 take the misses kept for them, level by level, chain
-   by chain: each chain's references are known ahead, so the sets they
-   will use are prefetched. */
+/* The levels below L1 take the misses kept for them, level by level,
+   chain by chain. */
 static int drain(struct part *p)
 {
-	for (unsigned k = 0; k < p->n_lower;) {
-		unsigned end = k + 1;
-		while (end < p->n_lower && !p->lower[end]->chain_start)
-			end++;
-		struct group *const *chain = p->lower + k;
-		const unsigned n_chain = end - k;
-		size_t n;
+	for (unsigned k = 0, end; k < p->n_lower; k = end) {
+		end = chain_end(p->lower, p->n_lower, k);
 		const struct pending *in;
-		if (chain_input(p, chain[0], &in, &n) < 0)
+		uint32_t n;
+		if (chain_input(p, p->lower[k], &in, &n) < 0 ||
+		    run_chain(p, p->lower + k, end - k, in, n) < 0)
 			return -1;
-		for (size_t i = 0; i < n; i++) {
-			if (i + PREFETCH_AHEAD < n)
-				for (unsigned g = 0; g < n_chain; g++) {
-					const struct cache_model *c = &chain[g]->stack;
-					uint64_t block = in[i + PREFETCH_AHEAD].addr >> c->line_bits;
-					__builtin_prefetch(c->tags + ((block & c->sets_mask) << c->way_bits));
-				}
-			if (refer(p, chain, n_chain, in[i].addr, in[i].size, in[i].slot, in[i].seq) < 0)
-				return -1;
-		}
-		k = end;
 	}
 	/* Every level below has taken them: the queues are spent. */
 	for (unsigned g = 0; g < p->n_groups; g++)
@@ -488,6 +510,21 @@ static int drain(struct part *p)
 			p->groups[g]->members[m]->n_queue = 0;
 	p->must_drain = 0;
 	return 0;
+}
+
+/* L1 takes the references gathered (the fetches and the data, each side
+   in program order), then, if queues are full, the levels below. */
+static int take_bunch(struct part *p)
+{
+	for (int side = 0; side < 2; side++) {
+		for (unsigned k = 0, end; k < p->n_l1[side]; k = end) {
+			end = chain_end(p->l1[side], p->n_l1[side], k);
+			if (run_chain(p, p->l1[side] + k, end - k, p->bunch[side], p->n_bunch[side]) < 0)
+				return -1;
+		}
+		p->n_bunch[side] = 0;
+	}
+	return p->must_drain ? drain(p) : 0;
 }
 
 static struct ref_program *compile(struct part *p, const struct cgt_block *blk)
@@ -587,12 +624,12 @@ static int run_batch(struct part *p, struct cgt_batch *b, struct cgt_error *e)
 			uint64_t addr = s->is_fetch ? s->addr : x.values[s->value];
 			if (addr == CGT_NO_ACCESS)
 				continue;	/* a guarded access not made */
-			if (refer(p, p->l1[!s->is_fetch], p->n_l1[!s->is_fetch], addr, s->size,
-				  rp->first_slot + s->op, p->seq++) < 0)
+			int side = !s->is_fetch;
+			p->bunch[side][p->n_bunch[side]++] =
+				(struct pending){ addr, p->seq++, rp->first_slot + s->op, s->size };
+			if (p->n_bunch[side] == BUNCH && take_bunch(p) < 0)
 				return cgt_fail(e, cgt_err_nomem, "out of memory");
 		}
-		if (p->must_drain && drain(p) < 0)
-			return cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
 	return rc;
 }
@@ -619,7 +656,7 @@ static void *part_main(void *arg)
 			p->progress->update(p->progress->arg, cgt_decoder_file_offset(d),
 					    cgt_decoder_file_size(d), 0);
 	}
-	if (rc == 0 && drain(p) < 0)
+	if (rc == 0 && (take_bunch(p) < 0 || drain(p) < 0))
 		rc = cgt_fail(&p->error, cgt_err_nomem, "out of memory");
 	if (rc < 0)
 		p->failed = 1;
@@ -759,6 +796,9 @@ void hier_close(struct hier *h)
 		free(p->slots);
 		free(p->lower);
 		free(p->merged);
+		free(p->live);
+		free(p->bunch[0]);
+		free(p->bunch[1]);
 		free(p->l1[0]);
 		free(p->l1[1]);
 		free(p->configs);
