@@ -78,7 +78,8 @@ const char usage_simulate[] =
 	"to is written by these rules (the link stays); a device or FIFO is\n"
 	"written to.  Refused before simulating: the trace itself (also through\n"
 	"links), any other cgtrace trace, any other non-empty file.  The summary\n"
-	"and plot files may replace any file but a trace.\n"
+	"and plot files may replace any file but a trace.  No two outputs of a\n"
+	"run may be one file (also through links).\n"
 	"\n"
 	"exit status: 0 done; 1 error; 2 bad usage; 3 done, but the trace was\n"
 	"incomplete (truncated, damaged or without an end record): only what it\n"
@@ -197,6 +198,78 @@ static int has_label(const char *tmpl)
 			return 1;
 	}
 	return 0;
+}
+
+#define MAX_LINKS 40	/* as Linux follows */
+
+/* The file a name stands for, to tell whether two names are one: its real
+   path, or its directory's and its base name if it does not exist yet (as
+   spelt if neither does); a link to a file not made yet stands for that
+   file (after at most links_left links).  NULL if out of memory. */
+static char *resolve_name(const char *name, int links_left)
+{
+	char *real = realpath(name, NULL);
+	if (real != NULL)
+		return real;
+	char target[4096];
+	ssize_t n = links_left > 0 ? readlink(name, target, sizeof(target) - 1) : -1;
+	if (n > 0) {
+		target[n] = 0;
+		const char *slash = strrchr(name, '/');
+		int dir_len = target[0] == '/' || slash == NULL ? 0 : (int)(slash - name) + 1;
+		char *followed = malloc((size_t)dir_len + (size_t)n + 1);
+		if (followed == NULL)
+			return NULL;
+		sprintf(followed, "%.*s%s", dir_len, name, target);
+		char *r = resolve_name(followed, links_left - 1);
+		free(followed);
+		return r;
+	}
+	const char *slash = strrchr(name, '/');
+	char *dir = slash == NULL ? strdup(".") : strndup(name, slash == name ? 1 : (size_t)(slash - name));
+	char *real_dir = dir != NULL ? realpath(dir, NULL) : NULL;
+	const char *base = slash == NULL ? name : slash + 1;
+	char *joined = NULL;
+	if (real_dir == NULL)
+		joined = strdup(name);
+	else if ((joined = malloc(strlen(real_dir) + strlen(base) + 2)) != NULL)
+		sprintf(joined, "%s/%s", real_dir, base);
+	free(dir);
+	free(real_dir);
+	return joined;
+}
+
+/* No output of the run may replace another: the summary, the plot and
+   the cachegrind.out files name different files.  0, or -1 (said). */
+static int outputs_apart(char *const *out_paths, int n_out, const char *summary, const char *plot)
+{
+	const char *named[2] = { summary, plot };
+	const char *option[2] = { "--sweep-summary", "--plot" };
+	int rc = 0;
+	for (int k = 0; k < 2 && rc == 0; k++) {
+		if (named[k] == NULL)
+			continue;
+		char *mine = resolve_name(named[k], MAX_LINKS);
+		for (int j = -1; j < n_out && rc == 0; j++) {
+			const char *other = j < 0 ? (k == 1 ? summary : NULL) : out_paths[j];
+			if (other == NULL)
+				continue;
+			char *theirs = resolve_name(other, MAX_LINKS);
+			if (mine == NULL || theirs == NULL) {
+				fprintf(stderr, "cgtrace: out of memory\n");
+				rc = -1;
+			} else if (strcmp(mine, theirs) == 0) {
+				fprintf(stderr, "cgtrace: %s '%s' names the same file as %s '%s': one would "
+						"replace the other\n",
+					option[k], named[k], j < 0 ? "--sweep-summary" : "the output file",
+					other);
+				rc = -1;
+			}
+			free(theirs);
+		}
+		free(mine);
+	}
+	return rc;
 }
 
 /* A summary or plot file: written whole, then put in place. */
@@ -460,6 +533,8 @@ int cmd_simulate(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (outputs_apart(out_paths, n_configs, summary_path, plot_path) < 0)
+		goto out;
 	so.configs = hierarchies;
 	so.n_configs = (unsigned)n_configs;
 	so.trace_path = path;

@@ -4,7 +4,7 @@
 # (CSV, JSON), the plot and the stderr table agree with the files; bad
 # sweeps are refused with a clear message before anything is written.
 source "$(dirname "$0")/../lib.sh"
-plan 125
+plan 137
 
 run() { out=$("$@" 2>&1); rc=$?; }
 
@@ -207,6 +207,29 @@ bad "L2 smaller than D1 in one configuration of a range" "is smaller than D1" \
 	--D1=4k..64k,2,64 --L2=32k..64k,4,64
 bad "L2 lines shorter than D1's" "L2's lines (32 B) are shorter than D1's (64 B)" --D1=32k,8,64 --L2=64k,8,32
 bad "L2 larger than LL" "is smaller than L2" --L2=1M,8,64 --LL=512k,8,64
+# Two outputs of one run that are one file: refused before the replay, and
+# nothing written (the same name, a link to it, a cachegrind.out name).
+rm -rf bad && mkdir bad
+collide() {
+	local what=$1 words=$2
+	shift 2
+	run "$CGTRACE" simulate "$@" half.zst
+	check_contains "$what: the message" "$words" "$out"
+	check "$what: exit status non-zero, not a replay's ($rc)" \
+		bash -c '[ "$1" -ne 0 ] && ! grep -q "ends inside" <<<"$2"' _ "$rc" "$out"
+	check_empty "$what: nothing written" "$(find bad -type f)"
+}
+collide "summary and plot, one name" "--plot 'bad/s.csv' names the same file as --sweep-summary 'bad/s.csv'" \
+	-o 'bad/o.%c' --D1=32k..64k,8,64 --sweep-summary=bad/s.csv --plot=bad/s.csv
+ln -s s.csv bad/link.csv
+collide "summary through a link to the plot's name" \
+	"--plot 'bad/./s.csv' names the same file as --sweep-summary 'bad/link.csv'" \
+	-o 'bad/o.%c' --D1=32k..64k,8,64 --sweep-summary=bad/link.csv --plot=bad/./s.csv
+collide "plot and a cachegrind.out, one name" \
+	"--plot 'bad/o.D1-65536-8-64' names the same file as the output file 'bad/o.D1-65536-8-64'" \
+	-o 'bad/o.%c' --D1=32k..64k,8,64 --plot=bad/o.D1-65536-8-64
+collide "summary and the one cachegrind.out" "--sweep-summary 'bad/o.json' names the same file as the output file" \
+	-o bad/o.json --sweep-summary=bad/o.json
 rm -rf bad && mkdir bad
 run "$CGTRACE" simulate -o 'bad/o.%c' --D1=32k..64k,8,64 --sweep-summary=bad/s.txt half.zst
 check_contains "bad --sweep-summary extension: the message" "expected a name ending in .csv or .json" "$out"
