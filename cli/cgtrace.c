@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "decode.h"
@@ -245,6 +246,16 @@ int one_trace(int argc, char **argv, const char *usage, const char **path)
 	return 0;
 }
 
+struct cgt_decoder_options decoder_options(void)
+{
+	const char *tmp = getenv("TMPDIR"), *window = getenv("CGTRACE_PT_WINDOW");
+	uint64_t bytes = 0;
+	if (window != NULL && parse_number(window, 0, SIZE_MAX, 0, &bytes) < 0)
+		bytes = 0;
+	return (struct cgt_decoder_options){ stderr, isatty(STDERR_FILENO) ? stderr : NULL,
+					     tmp != NULL && *tmp ? tmp : "/tmp", (size_t)bytes };
+}
+
 int report_error(const struct cgt_error *e)
 {
 	fprintf(stderr, "cgtrace: %s\n", e->msg);
@@ -270,7 +281,8 @@ static int cmd_info(int argc, char **argv)
 	int rc = one_trace(argc, argv, usage_info, &path);
 	if (rc != 0)
 		return rc;
-	rc = cgt_trace_info(stdout, stderr, path, &e);
+	const struct cgt_decoder_options o = decoder_options();
+	rc = cgt_trace_info(stdout, stderr, path, &o, &e);
 	return rc < 0 ? report_error(&e) : rc > 0 ? 3 : 0;
 }
 
@@ -302,7 +314,8 @@ static int cmd_dump(int argc, char **argv)
 	int rc = one_trace(argc, argv, usage_dump, &path);
 	if (rc != 0)
 		return rc;
-	rc = cgt_trace_dump(stdout, stderr, path, limit, &e);
+	const struct cgt_decoder_options o = decoder_options();
+	rc = cgt_trace_dump(stdout, stderr, path, &o, limit, &e);
 	if (fflush(stdout) != 0 && errno == EPIPE)
 		return 0;
 	return rc < 0 ? report_error(&e) : rc > 0 ? 3 : 0;

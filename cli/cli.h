@@ -2,6 +2,7 @@
 #ifndef CGTRACE_CLI_H
 #define CGTRACE_CLI_H
 
+#include "decode.h"
 #include "trace.h"
 
 /* Prints "cgtrace: <message>", a blank line and usage; returns 2. */
@@ -15,6 +16,10 @@ int parse_number(const char *s, uint64_t min, uint64_t max, int scaled, uint64_t
 int one_trace(int argc, char **argv, const char *usage, const char **path);
 /* Prints "cgtrace: <e->msg>"; returns 1. */
 int report_error(const struct cgt_error *e);
+/* How the commands open traces: notes on stderr, a progress line there
+   if it is a terminal, a decode for this run only in $TMPDIR (else /tmp),
+   and $CGTRACE_PT_WINDOW (for tests) as the PT window. */
+struct cgt_decoder_options decoder_options(void);
 
 int cmd_simulate(int argc, char **argv);
 extern const char usage_simulate[];

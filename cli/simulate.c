@@ -460,7 +460,7 @@ int cmd_simulate(int argc, char **argv)
 	struct cgt_profile profile = { 0 };
 	int n_configs = 0;
 
-	const struct cgt_decoder_options talk = { stderr, isatty(STDERR_FILENO) ? stderr : NULL };
+	const struct cgt_decoder_options talk = decoder_options();
 	if (cgt_decoder_open(&d, path, &talk, &e) < 0) {
 		report_error(&e);
 		goto free_lists;
@@ -537,7 +537,8 @@ int cmd_simulate(int argc, char **argv)
 		goto out;
 	so.configs = hierarchies;
 	so.n_configs = (unsigned)n_configs;
-	so.trace_path = path;
+	/* Another pass (sim.h) opens the decode of a pt trace itself. */
+	so.trace_path = cgt_decoder_replayed(d) != NULL ? cgt_decoder_replayed(d) : path;
 	if (cgt_sim_open(&sim, &so, h->max_access_size, &e) < 0) {
 		report_error(&e);
 		goto out;

@@ -48,22 +48,30 @@ struct cgt_mapping {
 	uint32_t epoch_unmapped;	/* UINT32_MAX while mapped */
 };
 
-/* Where opening a trace may talk: a PT trace is decoded first (and the
-   decode stored beside it), which it says, with its warnings, on notes,
-   and shows a progress line on progress.  NULL streams, or no options:
-   silence. */
+/* How opening a trace goes.  A pt trace is decoded first, into
+   FOO.decoded.zst beside it for later runs to replay; where that cannot
+   be, into a file in scratch_dir for this run only (NULL: then it fails).
+   It says so, with its warnings, on notes, and shows a progress line on
+   progress (NULL streams: silence).  pt_window: the most bytes of PT
+   decoded at a time, 0 for the default (tests make it small, to cut
+   segments often).  No options: all of these NULL or 0. */
 struct cgt_decoder_options {
 	FILE *notes;
 	FILE *progress;
+	const char *scratch_dir;
+	size_t pt_window;
 };
 
 int cgt_decoder_open(struct cgt_decoder **d, const char *path, const struct cgt_decoder_options *o,
 		     struct cgt_error *e);
 const struct cgt_trace_header *cgt_decoder_header(const struct cgt_decoder *d);
 uint32_t cgt_decoder_version(const struct cgt_decoder *d);	/* of the trace format */
-/* Opened on a pt trace: the stored decode it replays (FOO.decoded.zst),
-   or "" for one made for this run only; NULL for any other trace. */
+/* Opened on a pt trace: the decode it replays, a trace of its own that
+   another pass can open: FOO.decoded.zst, or the file made for this run
+   only, removed when d is closed.  NULL for any other trace. */
 const char *cgt_decoder_replayed(const struct cgt_decoder *d);
+/* Whether that decode is kept for later runs (FOO.decoded.zst). */
+int cgt_decoder_replay_kept(const struct cgt_decoder *d);
 /* Segments taken so far (all of them once the end is reached). */
 uint64_t cgt_decoder_segments(const struct cgt_decoder *d);
 
@@ -144,12 +152,12 @@ void cgt_decoder_close(struct cgt_decoder *d);
 /* A trace of the pt backend is decoded (with libipt) into a trace of
    blocks and executions, which cgt_decoder_open() then reads: data
    addresses estimated from the memory samples (decode/pt/pt_estimate.h).
-   progress: where to show a progress line, warnings: where to say what
-   could not be decoded (NULL: nowhere).  The decode
-   is written to fd (out_path names it in messages), which the caller
-   made, and closes or removes. */
-int cgt_pt_decode(const char *path, int fd, const char *out_path, FILE *progress, FILE *warnings,
-		  struct cgt_error *e);
+   o: as for cgt_decoder_open (notes: what could not be decoded;
+   scratch_dir: for code bytes that have no file of their own).  The
+   decode is written to fd (out_path names it in messages), which the
+   caller made, and closes or removes. */
+int cgt_pt_decode(const char *path, int fd, const char *out_path,
+		  const struct cgt_decoder_options *o, struct cgt_error *e);
 
 /* Stored decodes of another version are decoded again. */
 #define CGT_PT_DECODER_VERSION 1
@@ -157,9 +165,11 @@ int cgt_pt_decode(const char *path, int fd, const char *out_path, FILE *progress
 /* `cgtrace info`: header, module map, end and counts.  Returns 0, 1 if the
    trace is incomplete (warnings printed to warn), or an error (message in
    e). */
-int cgt_trace_info(FILE *out, FILE *warn, const char *path, struct cgt_error *e);
+int cgt_trace_info(FILE *out, FILE *warn, const char *path, const struct cgt_decoder_options *o,
+		   struct cgt_error *e);
 /* `cgtrace dump`: one instruction a line with its accesses and branch
    facts; limit 0 means all.  Returns as cgt_trace_info. */
-int cgt_trace_dump(FILE *out, FILE *warn, const char *path, uint64_t limit, struct cgt_error *e);
+int cgt_trace_dump(FILE *out, FILE *warn, const char *path, const struct cgt_decoder_options *o,
+		   uint64_t limit, struct cgt_error *e);
 
 #endif

@@ -58,6 +58,7 @@ struct cgt_decoder {
 	struct cgt_decode_worker *sequential;	/* cgt_decoder_next's */
 	int sequential_in_segment;
 	char *replayed;			/* cgt_decoder_replayed */
+	int replay_kept;		/* else replayed is removed on closing */
 };
 
 struct cgt_decode_worker {
@@ -623,11 +624,6 @@ static int install_decode(const char *temp, const char *decoded, enum stored_dec
 	return cgt_rename_noreplace(temp, decoded);
 }
 
-/* A pt trace (header h): decoded once into FOO.decoded.zst beside it,
-   which later runs replay.  That name is only ever created exclusively or
-   replaced when it holds a stale decode of the same recording; where it
-   holds anything else, or nothing can be written beside the trace, the
-   decode goes into a temporary file for this run only. */
 /* A line on the caller's notes stream, if it gave one. */
 static void __attribute__((format(printf, 2, 3)))
 note(const struct cgt_decoder_options *o, const char *fmt, ...)
@@ -640,6 +636,12 @@ note(const struct cgt_decoder_options *o, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A pt trace (header h): decoded once into FOO.decoded.zst beside it,
+   which later runs replay.  That name is only ever created exclusively or
+   replaced when it holds a stale decode of the same recording; where it
+   holds anything else, or nothing can be written beside the trace, the
+   decode goes into a file in the caller's scratch directory for this run
+   only. */
 static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_trace_header *h,
 		   const struct cgt_decoder_options *o,
 		   struct cgt_error *e)
@@ -663,6 +665,8 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 			*out = NULL;
 			rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 		}
+		if (rc == 0)
+			(*out)->replay_kept = 1;
 		free(decoded);
 		return rc;
 	}
@@ -682,9 +686,14 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 		}
 	}
 	if (!stored) {
-		const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+		const char *dir = o != NULL ? o->scratch_dir : NULL;
 		free(temp);
 		temp = NULL;
+		if (dir == NULL) {
+			free(decoded);
+			return cgt_fail(e, cgt_err_io, "%s: the decoded Intel PT trace cannot be stored "
+					"beside it, and no other directory was given", path);
+		}
 		if (asprintf(&temp, "%s/cgtrace-decoded.XXXXXX", dir) >= 0)
 			fd = mkstemp(temp);
 		else
@@ -697,7 +706,7 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 			return rc;
 		}
 	}
-	rc = cgt_pt_decode(path, fd, temp, o ? o->progress : NULL, o ? o->notes : NULL, e);
+	rc = cgt_pt_decode(path, fd, temp, o, e);
 	if (close(fd) < 0 && rc == 0)
 		rc = cgt_fail(e, cgt_err_io, "%s: %s", temp, strerror(errno));
 	if (rc == 0 && stored && install_decode(temp, decoded, was) == 0) {
@@ -710,12 +719,15 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 		stored = 0;
 		rc = cgt_decoder_open(out, temp, NULL, e);
 	}
-	if (rc == 0 && ((*out)->replayed = strdup(stored ? decoded : "")) == NULL) {
+	if (rc == 0 && ((*out)->replayed = strdup(stored ? decoded : temp)) == NULL) {
 		cgt_decoder_close(*out);
 		*out = NULL;
 		rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
-	unlink(temp);	/* renamed, or kept open by the reader until the end */
+	if (rc == 0)
+		(*out)->replay_kept = stored;	/* else temp goes when it is closed */
+	else
+		unlink(temp);
 	free(temp);
 	free(decoded);
 	return rc;
@@ -934,6 +946,11 @@ const char *cgt_decoder_replayed(const struct cgt_decoder *d)
 	return d->replayed;
 }
 
+int cgt_decoder_replay_kept(const struct cgt_decoder *d)
+{
+	return d->replay_kept;
+}
+
 uint64_t cgt_decoder_file_size(const struct cgt_decoder *d)
 {
 	return cgt_reader_file_size(d->reader);
@@ -960,6 +977,8 @@ void cgt_decoder_close(struct cgt_decoder *d)
 	for (size_t i = 0; i < d->n_maps; i++)
 		cgt_module_free(&d->maps[i].module);
 	free(d->maps);
+	if (d->replayed != NULL && !d->replay_kept)
+		unlink(d->replayed);	/* a decode for this run only */
 	free(d->replayed);
 	free(d->losses);
 	free(d);

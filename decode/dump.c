@@ -39,13 +39,13 @@ static void print_op(FILE *out, const struct cgt_exec *x, uint32_t k, uint64_t v
 	}
 }
 
-int cgt_trace_dump(FILE *out, FILE *warn, const char *path, uint64_t limit, struct cgt_error *e)
+int cgt_trace_dump(FILE *out, FILE *warn, const char *path, const struct cgt_decoder_options *o,
+		   uint64_t limit, struct cgt_error *e)
 {
 	struct cgt_decoder *d;
 	struct cgt_batch b;
 	uint64_t printed = 0;
-	const struct cgt_decoder_options talk = { warn, isatty(fileno(warn)) ? warn : NULL };
-	int rc = cgt_decoder_open(&d, path, &talk, e);
+	int rc = cgt_decoder_open(&d, path, o, e);
 
 	if (rc < 0)
 		return rc;

@@ -68,7 +68,7 @@ static void print_header(FILE *out, const char *path, const struct cgt_decoder *
 		fprintf(out, "trace:          %s (%" PRIu64 " bytes of Intel PT packets and sideband)\n", path,
 			h->decoded.source_size);
 		fprintf(out, "decoded:        %s (%" PRIu64 " bytes, format version %u, %" PRIu64 " segment%s)\n",
-			replayed[0] ? replayed : "for this run only", cgt_decoder_file_size(d),
+			cgt_decoder_replay_kept(d) ? replayed : "for this run only", cgt_decoder_file_size(d),
 			cgt_decoder_version(d), segments, segments == 1 ? "" : "s");
 	} else {
 		fprintf(out, "trace:          %s (%" PRIu64 " bytes, format version %u, %" PRIu64 " segment%s)\n",
@@ -126,13 +126,13 @@ static void print_counts(FILE *out, const struct cgt_trace_counts *n)
 		fprintf(out, "  threads:                 %s\n", cgt_format_count(n->threads, a));
 }
 
-int cgt_trace_info(FILE *out, FILE *warn, const char *path, struct cgt_error *e)
+int cgt_trace_info(FILE *out, FILE *warn, const char *path, const struct cgt_decoder_options *o,
+		   struct cgt_error *e)
 {
 	struct cgt_decoder *d;
 	struct cgt_batch b;
 	struct cgt_trace_counts counted = { 0 };
-	const struct cgt_decoder_options talk = { warn, isatty(fileno(warn)) ? warn : NULL };
-	int rc = cgt_decoder_open(&d, path, &talk, e);
+	int rc = cgt_decoder_open(&d, path, o, e);
 
 	if (rc < 0)
 		return rc;

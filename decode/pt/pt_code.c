@@ -21,10 +21,12 @@ static int add_section(struct pt_code *c, const char *path, uint64_t offset, uin
 }
 
 /* Code bytes with no file of their own go into a temporary one. */
-static int add_bytes(struct pt_code *c, const struct pt_image_bytes *im, struct cgt_error *e)
+static int add_bytes(struct pt_code *c, const struct pt_image_bytes *im, const char *dir,
+		     struct cgt_error *e)
 {
-	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char *path;
+	if (dir == NULL)
+		return cgt_fail(e, cgt_err_io, "no directory was given for the %s code", im->name);
 	if (asprintf(&path, "%s/cgtrace-code.XXXXXX", dir) < 0)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	int fd = mkstemp(path);
@@ -49,7 +51,8 @@ static int add_bytes(struct pt_code *c, const struct pt_image_bytes *im, struct 
 	return add_section(c, path, 0, im->len, im->start, e);
 }
 
-int pt_code_build(struct pt_code *c, const struct pt_input *in, FILE *warn, struct cgt_error *e)
+int pt_code_build(struct pt_code *c, const struct pt_input *in, FILE *warn,
+		  const char *scratch_dir, struct cgt_error *e)
 {
 	memset(c, 0, sizeof(*c));
 	c->iscache = pt_iscache_alloc(NULL);
@@ -81,7 +84,7 @@ int pt_code_build(struct pt_code *c, const struct pt_input *in, FILE *warn, stru
 		}
 	}
 	for (size_t i = 0; i < in->n_images; i++) {
-		int rc = add_bytes(c, &in->images[i], e);
+		int rc = add_bytes(c, &in->images[i], scratch_dir, e);
 		if (rc < 0) {
 			pt_code_free(c);
 			return rc;

@@ -24,8 +24,11 @@ struct pt_code {
 	unsigned modules_left_out;
 };
 
-/* warn: where to print a warning per module left out (NULL: nowhere). */
-int pt_code_build(struct pt_code *c, const struct pt_input *in, FILE *warn, struct cgt_error *e);
+/* warn: where to print a warning per module left out (NULL: nowhere);
+   scratch_dir: where code bytes with no file of their own go (NULL: there
+   must be none). */
+int pt_code_build(struct pt_code *c, const struct pt_input *in, FILE *warn,
+		  const char *scratch_dir, struct cgt_error *e);
 void pt_code_free(struct pt_code *c);
 
 #endif

@@ -72,6 +72,7 @@ struct converter {
 	uint32_t max_number;
 	int pass;
 	FILE *progress;
+	size_t window;			/* cgt_pt_decode's */
 	uint64_t total_bytes, done_bytes;
 	struct cgt_error *e;
 
@@ -426,7 +427,8 @@ static int run_pass(struct converter *c)
 	for (size_t s = 0; s < c->in->n_cpus; s++) {
 		struct pt_flow f = { 0 };
 		struct thread *t = thread_of(c, (uint32_t)c->in->header.pid);
-		int rc = t == NULL ? -1 : pt_flow_open(&f, c->in, &c->in->cpus[s], &c->code, &c->classifier, c->e);
+		int rc = t == NULL ? -1 : pt_flow_open(&f, c->in, &c->in->cpus[s], &c->code, &c->classifier,
+							   c->window, c->e);
 		uint64_t count = 0;
 		while (rc >= 0 && (rc = pt_flow_next(&f, &item, c->e)) > 0) {
 			if (item.kind == PT_FLOW_INSN) {
@@ -549,11 +551,15 @@ static int write_end(struct converter *c)
 	return rc;
 }
 
-int cgt_pt_decode(const char *path, int fd, const char *out_path, FILE *progress, FILE *warnings,
-		  struct cgt_error *e)
+int cgt_pt_decode(const char *path, int fd, const char *out_path,
+		  const struct cgt_decoder_options *o, struct cgt_error *e)
 {
+	static const struct cgt_decoder_options silent;
+	if (o == NULL)
+		o = &silent;
+	FILE *warnings = o->notes;
 	struct pt_input in;
-	struct converter c = { .e = e, .progress = progress };
+	struct converter c = { .e = e, .progress = o->progress, .window = o->pt_window };
 	int rc = pt_input_read(&in, path, e);
 
 	if (rc < 0)
@@ -561,7 +567,7 @@ int cgt_pt_decode(const char *path, int fd, const char *out_path, FILE *progress
 	c.in = &in;
 	if (in.truncation != NULL && warnings != NULL)
 		fprintf(warnings, "cgtrace: warning: %s\n", in.truncation);
-	rc = pt_code_build(&c.code, &in, warnings, e);
+	rc = pt_code_build(&c.code, &in, warnings, o->scratch_dir, e);
 	for (size_t i = 0; i < in.n_cpus; i++)
 		c.total_bytes += in.cpus[i].len;
 	if (rc == 0) {
@@ -581,8 +587,8 @@ int cgt_pt_decode(const char *path, int fd, const char *out_path, FILE *progress
 		rc = -cgt_err_io;
 	if (rc == 0 && fsync(fd) < 0 && errno != EINVAL)
 		rc = cgt_fail(e, cgt_err_io, "%s: %s", out_path, strerror(errno));
-	if (progress != NULL && c.total_bytes > 0)
-		fprintf(progress, "\r%*s\r", 60, "");
+	if (c.progress != NULL && c.total_bytes > 0)
+		fprintf(c.progress, "\r%*s\r", 60, "");
 	for (size_t i = 0; i < c.n_threads; i++) {
 		free(c.threads[i]->window);
 		free(c.threads[i]);

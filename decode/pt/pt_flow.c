@@ -206,7 +206,8 @@ static void close_window(struct pt_flow *f)
 }
 
 int pt_flow_open(struct pt_flow *f, const struct pt_input *in, const struct pt_cpu_stream *s,
-		 struct pt_code *code, struct pt_classifier *classifier, struct cgt_error *e)
+		 struct pt_code *code, struct pt_classifier *classifier, size_t window,
+		 struct cgt_error *e)
 {
 	memset(f, 0, sizeof(*f));
 	f->in = in;
@@ -214,11 +215,8 @@ int pt_flow_open(struct pt_flow *f, const struct pt_input *in, const struct pt_c
 	f->code = code;
 	f->classifier = classifier;
 	f->tid = (uint32_t)in->header.pid;
-	f->window_max = PT_FLOW_WINDOW;
-	/* For tests: smaller windows, to cut segments often. */
-	const char *w = getenv("CGTRACE_PT_WINDOW");
-	if (w != NULL && atol(w) >= 1024 && (unsigned long)atol(w) <= PT_FLOW_WINDOW)
-		f->window_max = (size_t)atol(w);
+	f->window_max = window >= PT_FLOW_MIN_WINDOW && window <= PT_FLOW_WINDOW ? window
+									   : PT_FLOW_WINDOW;
 	f->buffer = malloc(f->window_max + SLACK);
 	if (f->buffer == NULL)
 		return cgt_fail(e, cgt_err_nomem, "%s: CPU %u: out of memory", in->path, s->cpu);

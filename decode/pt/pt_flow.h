@@ -28,6 +28,7 @@
 struct pt_block_decoder;
 
 #define PT_FLOW_WINDOW (16u << 20)
+#define PT_FLOW_MIN_WINDOW 1024	/* a smaller window asked for: the default */
 /* Blocks decoded without a packet read, at most: beyond, no progress. */
 #define PT_FLOW_STALL (1u << 22)
 #define PT_FLOW_SLACK 64	/* zeroed bytes after a window: libipt 2.0.5 may
@@ -93,8 +94,11 @@ struct pt_flow {
 	struct pt_flow_stats stats;
 };
 
+/* window: the most bytes decoded at a time, PT_FLOW_MIN_WINDOW to
+   PT_FLOW_WINDOW; any other, PT_FLOW_WINDOW. */
 int pt_flow_open(struct pt_flow *f, const struct pt_input *in, const struct pt_cpu_stream *s,
-		 struct pt_code *code, struct pt_classifier *classifier, struct cgt_error *e);
+		 struct pt_code *code, struct pt_classifier *classifier, size_t window,
+		 struct cgt_error *e);
 /* 1: *item filled; 0: the end of the stream; negative: out of memory, or
    the trace cannot be read again. */
 int pt_flow_next(struct pt_flow *f, struct pt_flow_item *item, struct cgt_error *e);

@@ -10,7 +10,7 @@
 # alike.  Then the estimator's error, damaged traces, and the recorder's
 # refusal on this PT-less host.
 source "$(dirname "$0")/../lib.sh"
-plan 54
+plan 57
 
 SYNTH=$BUILD_DIR/tests/pt/pt-synth
 COMPARE=$BUILD_DIR/tests/pt/pt-compare
@@ -116,6 +116,17 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 check_contains "a read-only directory: decoded for this run" "decoding it for this run only" \
 	"$("${as_user[@]}" "$CGTRACE" simulate -q -o outdir/d.out ro/loops.pt.zst 2>&1)"
+# A sweep's second pass replays that decode too: decoded once, the files
+# those of single runs, nothing left in TMPDIR.
+mkdir scratch && chmod 777 scratch
+out=$(TMPDIR=$WORK/scratch "${as_user[@]}" "$CGTRACE" simulate -q -o 'outdir/s.%c' \
+	--D1=32k..64k,8,64 ro/loops.pt.zst 2>&1)
+check_eq "a read-only directory, a sweep: decoded once, for this run" 1 \
+	"$(grep -c "decoding it for this run only" <<<"$out")"
+"$CGTRACE" simulate -q --D1=65536,8,64 -o single.out loops.pt.zst 2>/dev/null
+check_same_file "a read-only directory, a sweep: a file as its single run's" single.out \
+	outdir/s.D1-65536-8-64
+check_empty "a read-only directory, a sweep: nothing left in TMPDIR" "$(ls -A scratch)"
 chmod 755 ro
 
 # The estimator: D1 and LL misses from one access in N sampled, against the

@@ -26,10 +26,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_file_open(&in, file, len);
 	free(file);
 	fuzz_file_open(&out, "", 0);
-	int rc = cgt_pt_decode(in.path, out.fd, out.path, NULL, NULL, &e);
+	const char *tmp = getenv("TMPDIR");
+	const struct cgt_decoder_options scratch = { .scratch_dir = tmp && *tmp ? tmp : "/tmp" };
+	int rc = cgt_pt_decode(in.path, out.fd, out.path, &scratch, &e);
 	fuzz_say("pt decode", rc, &e);
 	if (rc == 0) {
-		if (cgt_trace_info(fuzz_devnull(), fuzz_devnull(), out.path, &e) < 0) {
+		if (cgt_trace_info(fuzz_devnull(), fuzz_devnull(), out.path, NULL, &e) < 0) {
 			fprintf(stderr, "pt fuzz: the decode does not read back: %s\n", e.msg);
 			abort();
 		}

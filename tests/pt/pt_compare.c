@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: pt-compare NAME COLLAPSED DECODED\n");
 		return 2;
 	}
-	const struct cgt_decoder_options talk = { stderr, NULL };
+	const struct cgt_decoder_options talk = { .notes = stderr };
 	if (cgt_decoder_open(&a.d, argv[2], &talk, &e) < 0 || cgt_decoder_open(&b.d, argv[3], &talk, &e) < 0) {
 		fprintf(stderr, "pt-compare: %s\n", e.msg);
 		return 1;

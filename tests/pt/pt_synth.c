@@ -430,7 +430,7 @@ int main(int argc, char **argv)
 				"                SOURCE PT-OUT COLLAPSED-OUT\n");
 		return 2;
 	}
-	const struct cgt_decoder_options talk = { stderr, NULL };
+	const struct cgt_decoder_options talk = { .notes = stderr };
 	if (cgt_decoder_open(&d1, o.source, &talk, &e) < 0 || cgt_decoder_open(&d2, o.source, &talk, &e) < 0) {
 		fprintf(stderr, "pt-synth: %s\n", e.msg);
 		return 1;

@@ -227,7 +227,7 @@ static void bad_mappings_left_out(void)
 	CHECK(pt_input_read(&in, path, &e) == 0);
 	CHECK_EQ(in.n_modules, 2);
 	FILE *warn = tmpfile();
-	CHECK(pt_code_build(&code, &in, warn, &e) == 0);
+	CHECK(pt_code_build(&code, &in, warn, "/tmp", &e) == 0);
 	CHECK_EQ(code.modules_left_out, 1);
 	char text[1024] = "";
 	rewind(warn);
@@ -301,9 +301,9 @@ static void endless_code_is_a_decode_error(void)
 	uint64_t insns = 0, losses = 0;
 	int rc;
 	CHECK(pt_input_read(&in, path, &e) == 0);
-	CHECK(pt_code_build(&codes, &in, NULL, &e) == 0);
+	CHECK(pt_code_build(&codes, &in, NULL, "/tmp", &e) == 0);
 	CHECK_EQ(codes.modules_left_out, 0);
-	CHECK(pt_flow_open(&f, &in, &in.cpus[0], &codes, &cls, &e) == 0);
+	CHECK(pt_flow_open(&f, &in, &in.cpus[0], &codes, &cls, 0, &e) == 0);
 	while ((rc = pt_flow_next(&f, &item, &e)) > 0 && insns <= 4 * (uint64_t)PT_FLOW_STALL) {
 		insns += item.kind == PT_FLOW_INSN;
 		losses += item.kind == PT_FLOW_LOSS;
