@@ -541,6 +541,32 @@ void cgt_module_identify(struct cgt_module *m);
    (e.g. "has changed size since recording"). */
 int cgt_module_matches_file(const struct cgt_module *m, const char **why);
 
+/* ---- The build-id cache (build_id_cache.c) --------------------------- */
+
+/* $XDG_CACHE_HOME/cgtrace/build-id, else $HOME/.cache/cgtrace/build-id
+   (malloc'd); NULL if neither is set. */
+char *cgt_build_id_dir_default(void);
+/* id in lower-case hex into out (cap bytes, terminated): its length. */
+size_t cgt_build_id_hex(const uint8_t *id, size_t len, char *out, size_t cap);
+/* dir/ab/cdef.../kind for build-id ab cd ef ... (malloc'd); NULL if the
+   id is shorter than 2 or longer than 64 bytes, or out of memory. */
+char *cgt_build_id_path(const char *dir, const uint8_t *id, size_t len, const char *kind);
+/* 1 if the ELF file at path has build-id id, 0 if not (or not ELF), -1 if
+   it cannot be opened. */
+int cgt_file_has_build_id(const char *path, const uint8_t *id, size_t len);
+/* Keeps m's file ("elf") and its separate debug file under
+   /usr/lib/debug/.build-id ("debug") in the cache at dir, each only if it
+   has m's build-id and is not there yet: a hard link where the file
+   system allows, else a copy (whose bytes are added to *added).  0, or an
+   error (the directory cannot be made or written). */
+int cgt_build_id_cache_store(const char *dir, const struct cgt_module *m, uint64_t *added,
+			     struct cgt_error *e);
+/* The cache's file of kind ("elf", "debug") for build-id id, if it is
+   there and has that build-id (malloc'd); else NULL, with *foreign set
+   (malloc'd) to the path of a file there that is not the one. */
+char *cgt_build_id_cache_find(const char *dir, const uint8_t *id, size_t len, const char *kind,
+			      char **foreign);
+
 /* ---- Blocks and events (trace_blocks.c, trace_events.c) -------------- */
 
 /* All blocks defined so far, indexed by id (ids are dense, from 0). */
