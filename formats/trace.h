@@ -57,7 +57,7 @@
 enum cgt_status {
 	cgt_ok = 0,
 	cgt_err_io = 1,		/* read or write failed */
-	cgt_err_not_trace,	/* not a cgtrace trace at all */
+	cgt_err_not_trace,	/* not a cgtrace trace (or archive) at all */
 	cgt_err_version,	/* a format version this build cannot read */
 	cgt_err_corrupt,	/* a length, count or value out of bounds */
 	cgt_err_nomem,
@@ -566,6 +566,60 @@ int cgt_build_id_cache_store(const char *dir, const struct cgt_module *m, uint64
    (malloc'd) to the path of a file there that is not the one. */
 char *cgt_build_id_cache_find(const char *dir, const uint8_t *id, size_t len, const char *kind,
 			      char **foreign);
+
+/* ---- Archives (archive.c) -------------------------------------------- */
+
+/*
+ * An archive carries what a trace's symbols and lines need to another
+ * machine: a zstd-compressed POSIX ustar stream (tar --zstd lists and
+ * extracts it) of regular files, mode 0644, with their mtimes.  Members:
+ *
+ *   build-id/ab/cdef.../elf     a module file     (the build-id cache's
+ *   build-id/ab/cdef.../debug   its debug file     layout, under build-id/)
+ *   sources/usr/src/foo.c       /usr/src/foo.c, a source file a line
+ *                               table names
+ *
+ * A name longer than ustar's 100 bytes, a size from 8 GiB or an mtime
+ * outside 0 .. 8^11 - 1 is given by a pax extended header.  Member names
+ * are relative paths of plain components (no "", ".", "..") of at most
+ * CGT_ARCHIVE_NAME_MAX bytes.
+ */
+#define CGT_ARCHIVE_NAME_MAX (CGT_PATH_MAX + 64)
+
+struct cgt_archive_writer;
+
+/* Starts an archive written to fd (which stays the caller's);
+   path_for_messages names it in messages. */
+int cgt_archive_create(struct cgt_archive_writer **w, int fd, const char *path_for_messages,
+		       struct cgt_error *e);
+/* Adds the regular file at src_path as member_name, read a piece at a
+   time: 1 when added, 0 when the archive already has that name (nothing
+   is read), negative on error.  A file that cannot be opened or is not a
+   regular file leaves the archive as it was (the caller may go on); a
+   failed write fails every later call. */
+int cgt_archive_add(struct cgt_archive_writer *w, const char *member_name, const char *src_path,
+		    struct cgt_error *e);
+/* The bytes of member data added so far (before compression). */
+uint64_t cgt_archive_data_bytes(const struct cgt_archive_writer *w);
+/* Writes the end-of-archive blocks and ends the zstd frame: 0 or an error. */
+int cgt_archive_finish(struct cgt_archive_writer *w, struct cgt_error *e);
+/* Frees w, finished or not (an unfinished archive is incomplete). */
+void cgt_archive_free(struct cgt_archive_writer *w);
+
+/*
+ * Extracts every regular member of the archive at path into dir (made if
+ * it is missing), creating subdirectories, never following a symlink
+ * there; a member is written under a temporary name and renamed into
+ * place when whole, so a name in dir always holds a complete member.
+ * Returns 0; 1 if the archive is truncated or damaged (the members before
+ * the damage are kept) or members were skipped (absolute names, ".."
+ * components, links, devices ...), with e->msg saying what and where
+ * ("FILE: truncated at byte offset N (compressed) in member NAME ...");
+ * negative if path is not an archive at all (cgt_err_not_trace: not zstd,
+ * or no ustar header) or on an I/O error.  Memory stays bounded whatever
+ * the sizes the archive claims.
+ */
+int cgt_archive_extract(const char *path, const char *dir, struct cgt_error *e);
 
 /* ---- Blocks and events (trace_blocks.c, trace_events.c) -------------- */
 
