@@ -1,0 +1,492 @@
+/* Archives (formats/archive.c): round trips, what the real tar makes of
+   ours and we of its, and input that is truncated, damaged, not an
+   archive or unsafe to extract. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "check.h"
+#include "trace.h"
+
+/* The tests work in a directory of their own (the current one). */
+
+static uint32_t lcg = 12345;
+static uint8_t noise(void)
+{
+	lcg = lcg * 1103515245u + 12345u;
+	return (uint8_t)(lcg >> 16);
+}
+
+static void make_dirs_for(const char *path)
+{
+	char *copy = strdup(path);
+	for (char *p = strchr(copy + 1, '/'); p != NULL; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		mkdir(copy, 0755);
+		*p = '/';
+	}
+	free(copy);
+}
+
+static void put_bytes(const char *path, const void *data, size_t n)
+{
+	make_dirs_for(path);
+	FILE *f = fopen(path, "wb");
+	if (f != NULL) {
+		fwrite(data, 1, n, f);
+		fclose(f);
+	}
+}
+
+static void put_noise(const char *path, size_t n)
+{
+	uint8_t *buf = malloc(n);
+	for (size_t i = 0; i < n; i++)
+		buf[i] = noise();
+	put_bytes(path, buf, n);
+	free(buf);
+}
+
+static uint8_t *get_bytes(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		return NULL;
+	size_t cap = 1 << 16, len = 0;
+	uint8_t *buf = malloc(cap);
+	for (size_t got; (got = fread(buf + len, 1, cap - len, f)) > 0;) {
+		len += got;
+		if (len == cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	fclose(f);
+	*n = len;
+	return buf;
+}
+
+static int same_file(const char *a, const char *b)
+{
+	size_t na, nb;
+	uint8_t *pa = get_bytes(a, &na), *pb = get_bytes(b, &nb);
+	int same = pa != NULL && pb != NULL && na == nb && memcmp(pa, pb, na) == 0;
+	free(pa);
+	free(pb);
+	return same;
+}
+
+static int has(const char *path, const char *text)
+{
+	size_t n;
+	uint8_t *p = get_bytes(path, &n);
+	int same = p != NULL && n == strlen(text) && memcmp(p, text, n) == 0;
+	free(p);
+	return same;
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0;
+}
+
+/* The first line of a shell command's output, or its whole output. */
+static char *run(const char *cmd)
+{
+	FILE *p = popen(cmd, "r");
+	if (p == NULL)
+		return strdup("");
+	size_t cap = 1 << 16, len = 0;
+	char *out = malloc(cap);
+	for (size_t got; (got = fread(out + len, 1, cap - 1 - len, p)) > 0;) {
+		len += got;
+		if (len == cap - 1)
+			out = realloc(out, cap *= 2);
+	}
+	out[len] = '\0';
+	pclose(p);
+	return out;
+}
+
+static int archive(const char *path, const char *const *members, const char *const *srcs,
+		   size_t n)
+{
+	struct cgt_archive_writer *w;
+	struct cgt_error e = { 0 };
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), rc = -1;
+	if (fd >= 0 && cgt_archive_create(&w, fd, path, &e) == 0) {
+		rc = 0;
+		for (size_t i = 0; i < n && rc >= 0; i++)
+			rc = cgt_archive_add(w, members[i], srcs[i], &e);
+		if (rc >= 0)
+			rc = cgt_archive_finish(w, &e);
+		cgt_archive_free(w);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0)
+		printf("  %s\n", e.msg);
+	return rc;
+}
+
+/* ---- Writing tar streams by hand (for what our writer never makes) ---- */
+
+struct tar {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+static void tar_put(struct tar *t, const void *data, size_t n)
+{
+	while (t->n + n > t->cap)
+		t->p = realloc(t->p, t->cap = t->cap ? 2 * t->cap : 1 << 16);
+	memcpy(t->p + t->n, data, n);
+	t->n += n;
+}
+
+/* A ustar header and the data (len bytes of it; size is what the header
+   says).  Returns the header's offset. */
+static size_t tar_member(struct tar *t, const char *name, char type, const void *data, size_t len,
+			 const char *size_field)
+{
+	uint8_t h[512] = { 0 };
+	size_t at = t->n;
+	memcpy(h, name, strlen(name) < 100 ? strlen(name) : 100);
+	memcpy(h + 100, "0000644", 8);
+	memcpy(h + 108, "0000000", 8);
+	memcpy(h + 116, "0000000", 8);
+	if (size_field != NULL)
+		memcpy(h + 124, size_field, 12);
+	else
+		snprintf((char *)h + 124, 12, "%011o", (unsigned)len);
+	memcpy(h + 136, "00000000000", 12);
+	h[156] = (uint8_t)type;
+	memcpy(h + 257, "ustar", 6);
+	memcpy(h + 263, "00", 2);
+	unsigned sum = 0;
+	memset(h + 148, ' ', 8);
+	for (int i = 0; i < 512; i++)
+		sum += h[i];
+	snprintf((char *)h + 148, 8, "%06o", sum);
+	tar_put(t, h, 512);
+	tar_put(t, data, len);
+	static const uint8_t zeros[512];
+	tar_put(t, zeros, (512 - len % 512) % 512);
+	return at;
+}
+
+static void tar_end(struct tar *t)
+{
+	static const uint8_t zeros[1024];
+	tar_put(t, zeros, sizeof(zeros));
+}
+
+static void put_zstd(const char *path, const void *data, size_t n)
+{
+	size_t cap = ZSTD_compressBound(n);
+	void *z = malloc(cap);
+	size_t zn = ZSTD_compress(z, cap, data, n, 3);
+	put_bytes(path, z, zn);
+	free(z);
+}
+
+/* ---- Tests --------------------------------------------------------------- */
+
+static void round_trip(void)
+{
+	char long_dir[200];
+	memset(long_dir, 'd', 150);
+	long_dir[150] = '\0';
+	char long_src[256], long_member[300];
+	snprintf(long_src, sizeof(long_src), "rt/src/%s/file.c", long_dir);
+	snprintf(long_member, sizeof(long_member), "sources/home/u/%s/file.c", long_dir);
+	put_bytes("rt/src/hello.c", "hello\n", 6);
+	put_bytes("rt/src/empty", "", 0);
+	put_noise("rt/src/big", 300000);
+	put_bytes(long_src, "int x;\n", 7);
+	struct timeval tv[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
+	utimes("rt/src/big", tv);
+
+	const char *members[] = { "sources/home/u/hello.c", "build-id/ab/cdef0123/elf", long_member,
+				  "empty/e", "sources/home/u/hello.c" };
+	const char *srcs[] = { "rt/src/hello.c", "rt/src/big", long_src, "rt/src/empty",
+			       "rt/src/big" };
+	struct cgt_archive_writer *w;
+	struct cgt_error e = { 0 };
+	int fd = open("rt/a.archive", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(cgt_archive_create(&w, fd, "rt/a.archive", &e) == 0);
+	for (int i = 0; i < 4; i++)
+		CHECK(cgt_archive_add(w, members[i], srcs[i], &e) == 1);
+	/* the same name again, from another file: a no-op */
+	CHECK(cgt_archive_add(w, members[4], srcs[4], &e) == 0);
+	CHECK_EQ(cgt_archive_data_bytes(w), 6 + 300000 + 7);
+	/* not a member name, not a regular file */
+	CHECK(cgt_archive_add(w, "/abs", "rt/src/hello.c", &e) == -cgt_err_invalid);
+	CHECK(cgt_archive_add(w, "a/../b", "rt/src/hello.c", &e) == -cgt_err_invalid);
+	CHECK(cgt_archive_add(w, "dir", "rt/src", &e) == -cgt_err_invalid);
+	CHECK(cgt_archive_add(w, "gone", "rt/src/missing", &e) == -cgt_err_io);
+	CHECK(cgt_archive_finish(w, &e) == 0);
+	cgt_archive_free(w);
+	close(fd);
+
+	CHECK(cgt_archive_extract("rt/a.archive", "rt/out", &e) == 0);
+	CHECK(same_file("rt/out/sources/home/u/hello.c", "rt/src/hello.c"));
+	CHECK(same_file("rt/out/build-id/ab/cdef0123/elf", "rt/src/big"));
+	char path[512];
+	snprintf(path, sizeof(path), "rt/out/%s", long_member);
+	CHECK(same_file(path, long_src));
+	CHECK(exists("rt/out/empty/e") && same_file("rt/out/empty/e", "rt/src/empty"));
+	char *count = run("find rt/out -type f | wc -l");
+	CHECK(atoi(count) == 4);
+	free(count);
+	struct stat st;
+	CHECK(stat("rt/out/build-id/ab/cdef0123/elf", &st) == 0 && st.st_mtime == 1000000000 &&
+	      (st.st_mode & 07777) == 0644);
+
+	/* the real tar lists and extracts it */
+	char expected[1024];
+	snprintf(expected, sizeof(expected), "%s\n%s\n%s\n%s\n", members[0], members[1],
+		 long_member, members[3]);
+	char *listing = run("tar --zstd -tf rt/a.archive 2>&1");
+	CHECK(strcmp(listing, expected) == 0);
+	if (strcmp(listing, expected) != 0)
+		printf("  tar lists:\n%s", listing);
+	free(listing);
+	char *verbose = run("tar --zstd -tvf rt/a.archive 2>&1 | sed -n 2p");
+	CHECK(strncmp(verbose, "-rw-r--r--", 10) == 0 && strstr(verbose, " 300000 2001-09-") != NULL);
+	free(verbose);
+	mkdir("rt/tar", 0755);
+	char *status = run("tar --zstd -xf rt/a.archive -C rt/tar 2>&1; echo $?");
+	CHECK(strcmp(status, "0\n") == 0);
+	free(status);
+	CHECK(same_file("rt/tar/sources/home/u/hello.c", "rt/src/hello.c"));
+	CHECK(same_file("rt/tar/build-id/ab/cdef0123/elf", "rt/src/big"));
+	snprintf(path, sizeof(path), "rt/tar/%s", long_member);
+	CHECK(same_file(path, long_src));
+	CHECK(exists("rt/tar/empty/e"));
+}
+
+/* What the real tar makes (GNU's long names, pax headers) we extract. */
+static void tar_made_archives(void)
+{
+	char long_name[200];
+	memset(long_name, 'n', 140);
+	strcpy(long_name + 140, ".c");
+	char path[300];
+	snprintf(path, sizeof(path), "tm/src/%s", long_name);
+	put_bytes(path, "long\n", 5);
+	put_noise("tm/src/sub/data", 100000);
+	const char *formats[] = { "gnu", "posix", "ustar" };
+	for (int i = 0; i < 3; i++) {
+		char cmd[1024];
+		snprintf(cmd, sizeof(cmd),
+			 "cd tm/src && tar --format=%s --zstd -cf ../%s.tar.zst %s sub/data 2>&1;"
+			 " echo $?", formats[i], formats[i], i == 2 ? "" : long_name);
+		char *status = run(cmd);
+		CHECK(strcmp(status, "0\n") == 0);
+		free(status);
+		struct cgt_error e = { 0 };
+		char archive_path[64], out[64], got[400];
+		snprintf(archive_path, sizeof(archive_path), "tm/%s.tar.zst", formats[i]);
+		snprintf(out, sizeof(out), "tm/out-%s", formats[i]);
+		int rc = cgt_archive_extract(archive_path, out, &e);
+		CHECK(rc == 0);
+		if (rc != 0)
+			printf("  %s: %s\n", formats[i], e.msg);
+		snprintf(got, sizeof(got), "%s/sub/data", out);
+		CHECK(same_file(got, "tm/src/sub/data"));
+		if (i < 2) {
+			snprintf(got, sizeof(got), "%s/%s", out, long_name);
+			CHECK(same_file(got, path));
+		}
+	}
+}
+
+static void truncated(void)
+{
+	put_bytes("tr/one", "one\n", 4);
+	put_bytes("tr/two", "two\n", 4);
+	put_noise("tr/big", 300000);
+	const char *members[] = { "m/one", "m/two", "m/big" };
+	const char *srcs[] = { "tr/one", "tr/two", "tr/big" };
+	CHECK(archive("tr/a.archive", members, srcs, 3) == 0);
+	size_t n;
+	uint8_t *whole = get_bytes("tr/a.archive", &n);
+	CHECK(whole != NULL && n > 300000);
+
+	put_bytes("tr/half.archive", whole, n / 2);
+	struct cgt_error e = { 0 };
+	CHECK(cgt_archive_extract("tr/half.archive", "tr/out", &e) == 1);
+	char expected[128];
+	snprintf(expected, sizeof(expected), "tr/half.archive: truncated at byte offset %zu (compressed) in member m/big (",
+		 n / 2);
+	CHECK(strncmp(e.msg, expected, strlen(expected)) == 0);
+	if (strncmp(e.msg, expected, strlen(expected)) != 0)
+		printf("  %s\n", e.msg);
+	CHECK(same_file("tr/out/m/one", "tr/one") && same_file("tr/out/m/two", "tr/two"));
+	CHECK(!exists("tr/out/m/big"));
+
+	/* every cut: never a crash, never success, never half a member */
+	int all_fail = 1, wrong_status = 0;
+	for (size_t cut = 0; cut < n; cut += cut < 600 ? 1 : 997) {
+		put_bytes("tr/cut.archive", whole, cut);
+		int rc = cgt_archive_extract("tr/cut.archive", "tr/cuts", &e);
+		all_fail &= rc != 0;
+		wrong_status |= cut < 4 ? rc != -cgt_err_not_trace : rc != 1;
+	}
+	/* the last bytes: the zstd frame's checksum */
+	for (size_t cut = n - 8; cut < n; cut++) {
+		put_bytes("tr/cut.archive", whole, cut);
+		wrong_status |= cgt_archive_extract("tr/cut.archive", "tr/cuts", &e) != 1;
+	}
+	CHECK(strstr(e.msg, "after the end-of-archive blocks") != NULL);
+	CHECK(all_fail);
+	CHECK(!wrong_status);
+	char *partial = run("find tr/out tr/cuts -name '.cgtrace-part*' | wc -l");
+	CHECK(atoi(partial) == 0);
+	free(partial);
+	/* a flipped bit inside the big member's compressed bytes */
+	whole[n / 2] ^= 0x10;
+	put_bytes("tr/flip.archive", whole, n);
+	CHECK(cgt_archive_extract("tr/flip.archive", "tr/flip", &e) == 1);
+	CHECK(strstr(e.msg, "damaged at byte offset") != NULL);
+	CHECK(same_file("tr/flip/m/one", "tr/one"));
+	free(whole);
+}
+
+static void not_archives(void)
+{
+	struct cgt_error e = { 0 };
+	put_bytes("na/empty", "", 0);
+	CHECK(cgt_archive_extract("na/empty", "na/out", &e) == -cgt_err_not_trace);
+	CHECK(strstr(e.msg, "na/empty: not a cgtrace archive: it is empty, expected a zstd frame") == e.msg);
+	put_noise("na/garbage", 1000);
+	CHECK(cgt_archive_extract("na/garbage", "na/out", &e) == -cgt_err_not_trace);
+	CHECK(strstr(e.msg, "expected a zstd frame (bytes 28 b5 2f fd) at byte offset 0") != NULL);
+	char text[4000];
+	for (size_t i = 0; i < sizeof(text); i++)
+		text[i] = "not a tar file\n"[i % 15];
+	put_zstd("na/text.zst", text, sizeof(text));
+	CHECK(cgt_archive_extract("na/text.zst", "na/out", &e) == -cgt_err_not_trace);
+	CHECK(strstr(e.msg, "does not begin with a tar (ustar) header: no ustar magic") != NULL);
+	put_zstd("na/short.zst", text, 100);
+	CHECK(cgt_archive_extract("na/short.zst", "na/out", &e) == -cgt_err_not_trace);
+	CHECK(strstr(e.msg, "its zstd data is 100 bytes, less than a tar header") != NULL);
+	CHECK(cgt_archive_extract("na/missing", "na/out", &e) == -cgt_err_io);
+	char *count = run("find na/out -type f | wc -l");
+	CHECK(atoi(count) == 0);
+	free(count);
+}
+
+static void bad_checksum(void)
+{
+	struct tar t = { 0 };
+	tar_member(&t, "a/ok", '0', "fine\n", 5, NULL);
+	size_t bad = tar_member(&t, "a/bad", '0', "bad\n", 4, NULL);
+	tar_member(&t, "a/after", '0', "after\n", 6, NULL);
+	tar_end(&t);
+	t.p[bad + 1] ^= 1;	/* "a/bad" -> "`/bad", checksum unchanged */
+	put_zstd("bc/a.archive", t.p, t.n);
+	struct cgt_error e = { 0 };
+	CHECK(cgt_archive_extract("bc/a.archive", "bc/out", &e) == 1);
+	CHECK(strstr(e.msg, "damaged at byte 1024 of the tar stream") != NULL &&
+	      strstr(e.msg, "after member a/ok: expected a tar header, found one with its checksum does not match") != NULL);
+	CHECK(has("bc/out/a/ok", "fine\n"));
+	CHECK(!exists("bc/out/a/bad") && !exists("bc/out/`/bad") && !exists("bc/out/a/after"));
+	/* the first header: then it is no archive */
+	t.p[bad + 1] ^= 1;
+	t.p[1] ^= 1;
+	put_zstd("bc/b.archive", t.p, t.n);
+	CHECK(cgt_archive_extract("bc/b.archive", "bc/out2", &e) == -cgt_err_not_trace);
+	CHECK(strstr(e.msg, "its checksum does not match its bytes") != NULL);
+	free(t.p);
+}
+
+static void unsafe_names(void)
+{
+	struct tar t = { 0 };
+	tar_member(&t, "../x", '0', "up\n", 3, NULL);
+	tar_member(&t, "/tmp/cgt-archive-test-absolute", '0', "abs\n", 4, NULL);
+	tar_member(&t, "a/../../y", '0', "up\n", 3, NULL);
+	tar_member(&t, "lnk", '2', "", 0, NULL);
+	tar_member(&t, "d/", '5', "", 0, NULL);
+	tar_member(&t, "dev", '3', "", 0, NULL);
+	tar_member(&t, "./good//file", '0', "good\n", 5, NULL);
+	tar_end(&t);
+	put_zstd("un/a.archive", t.p, t.n);
+	free(t.p);
+	mkdir("un", 0755);
+	struct cgt_error e = { 0 };
+	CHECK(cgt_archive_extract("un/a.archive", "un/out", &e) == 1);
+	CHECK(strstr(e.msg, "un/a.archive: member '../x' (header at byte 0 of the tar stream) not"
+			    " extracted: a name with a '..' component (and 5 more skipped)") == e.msg);
+	CHECK(exists("un/out/good/file"));
+	CHECK(!exists("un/x") && !exists("x") && !exists("/tmp/cgt-archive-test-absolute") &&
+	      !exists("un/out/lnk") && !exists("un/out/d") && !exists("un/out/dev"));
+	char *count = run("find un -type f | wc -l");
+	CHECK(atoi(count) == 2);	/* the archive and good/file */
+	free(count);
+
+	/* a symlink already in the directory is never followed */
+	mkdir("un/victim", 0755);
+	mkdir("un/out2", 0755);
+	CHECK(symlink("../victim", "un/out2/good") == 0);
+	const char *member = "good/file", *src = "un/out/good/file";
+	CHECK(archive("un/b.archive", &member, &src, 1) == 0);
+	CHECK(cgt_archive_extract("un/b.archive", "un/out2", &e) == 1);
+	CHECK(strstr(e.msg, "un/b.archive: member 'good/file' (header at byte 0 of the tar stream)"
+			    " not extracted: ") == e.msg);
+	CHECK(!exists("un/victim/file"));
+}
+
+/* A size of 2^60 is read until the stream stops, never allocated. */
+static void huge_sizes(void)
+{
+	struct tar t = { 0 };
+	uint8_t data[5000];
+	memset(data, 'h', sizeof(data));
+	tar_member(&t, "small", '0', "s\n", 2, NULL);
+	const char pax[] = "28 size=1152921504606846976\n";
+	tar_member(&t, "././@PaxHeader", 'x', pax, strlen(pax), NULL);
+	tar_member(&t, "huge", '0', data, sizeof(data), NULL);
+	put_zstd("hs/pax.archive", t.p, t.n);
+	struct cgt_error e = { 0 };
+	CHECK(cgt_archive_extract("hs/pax.archive", "hs/out", &e) == 1);
+	CHECK(strstr(e.msg, "in member huge (5120 of 1152921504606846976 bytes)") != NULL);
+	CHECK(exists("hs/out/small") && !exists("hs/out/huge"));
+
+	/* GNU's base-256 size field, on a pax header itself */
+	t.n = 0;
+	const char base256[12] = { (char)0x80, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, 0 };
+	tar_member(&t, "././@PaxHeader", 'x', data, sizeof(data), base256);
+	put_zstd("hs/b256.archive", t.p, t.n);
+	CHECK(cgt_archive_extract("hs/b256.archive", "hs/out2", &e) == 1);
+	CHECK(strstr(e.msg, "(a pax header) (5120 of 1152921504606846976 bytes)") != NULL);
+	free(t.p);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/cgt-archive-test.XXXXXX";
+
+	PLAN(7);
+	if (mkdtemp(dir) == NULL || chdir(dir) < 0) {
+		perror(dir);
+		return 1;
+	}
+	RUN(round_trip);
+	RUN(tar_made_archives);
+	RUN(truncated);
+	RUN(not_archives);
+	RUN(bad_checksum);
+	RUN(unsafe_names);
+	RUN(huge_sizes);
+	char *rm = NULL;
+	if (chdir("/") == 0 && asprintf(&rm, "rm -rf '%s'", dir) > 0 && system(rm) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+	free(rm);
+	return CHECK_DONE();
+}
