@@ -207,22 +207,28 @@ static void round_trip(void)
 	put_bytes("rt/src/empty", "", 0);
 	put_noise("rt/src/big", 300000);
 	put_bytes(long_src, "int x;\n", 7);
+	/* last: more decompressed bytes than a read of the file gives at once */
+	uint8_t *pattern = malloc(1 << 20);
+	for (size_t i = 0; i < 1 << 20; i++)
+		pattern[i] = (uint8_t)"pattern"[i % 7];
+	put_bytes("rt/src/pattern", pattern, 1 << 20);
+	free(pattern);
 	struct timeval tv[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
 	utimes("rt/src/big", tv);
 
-	const char *members[] = { "sources/home/u/hello.c", "build-id/ab/cdef0123/elf", long_member,
-				  "empty/e", "sources/home/u/hello.c" };
-	const char *srcs[] = { "rt/src/hello.c", "rt/src/big", long_src, "rt/src/empty",
-			       "rt/src/big" };
+	const char *members[] = { "sources/home/u/hello.c", "empty/e", "build-id/ab/cdef0123/elf",
+				  long_member, "p", "sources/home/u/hello.c" };
+	const char *srcs[] = { "rt/src/hello.c", "rt/src/empty", "rt/src/big", long_src,
+			       "rt/src/pattern", "rt/src/big" };
 	struct cgt_archive_writer *w;
 	struct cgt_error e = { 0 };
 	int fd = open("rt/a.archive", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(cgt_archive_create(&w, fd, "rt/a.archive", &e) == 0);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		CHECK(cgt_archive_add(w, members[i], srcs[i], &e) == 1);
 	/* the same name again, from another file: a no-op */
-	CHECK(cgt_archive_add(w, members[4], srcs[4], &e) == 0);
-	CHECK_EQ(cgt_archive_data_bytes(w), 6 + 300000 + 7);
+	CHECK(cgt_archive_add(w, members[5], srcs[5], &e) == 0);
+	CHECK_EQ(cgt_archive_data_bytes(w), 6 + 300000 + 7 + (1 << 20));
 	/* not a member name, not a regular file */
 	CHECK(cgt_archive_add(w, "/abs", "rt/src/hello.c", &e) == -cgt_err_invalid);
 	CHECK(cgt_archive_add(w, "a/../b", "rt/src/hello.c", &e) == -cgt_err_invalid);
@@ -239,8 +245,9 @@ static void round_trip(void)
 	snprintf(path, sizeof(path), "rt/out/%s", long_member);
 	CHECK(same_file(path, long_src));
 	CHECK(exists("rt/out/empty/e") && same_file("rt/out/empty/e", "rt/src/empty"));
+	CHECK(same_file("rt/out/p", "rt/src/pattern"));
 	char *count = run("find rt/out -type f | wc -l");
-	CHECK(atoi(count) == 4);
+	CHECK(atoi(count) == 5);
 	free(count);
 	struct stat st;
 	CHECK(stat("rt/out/build-id/ab/cdef0123/elf", &st) == 0 && st.st_mtime == 1000000000 &&
@@ -248,14 +255,14 @@ static void round_trip(void)
 
 	/* the real tar lists and extracts it */
 	char expected[1024];
-	snprintf(expected, sizeof(expected), "%s\n%s\n%s\n%s\n", members[0], members[1],
-		 long_member, members[3]);
+	snprintf(expected, sizeof(expected), "%s\n%s\n%s\n%s\n%s\n", members[0], members[1],
+		 members[2], long_member, members[4]);
 	char *listing = run("tar --zstd -tf rt/a.archive 2>&1");
 	CHECK(strcmp(listing, expected) == 0);
 	if (strcmp(listing, expected) != 0)
 		printf("  tar lists:\n%s", listing);
 	free(listing);
-	char *verbose = run("tar --zstd -tvf rt/a.archive 2>&1 | sed -n 2p");
+	char *verbose = run("tar --zstd -tvf rt/a.archive 2>&1 | sed -n 3p");
 	CHECK(strncmp(verbose, "-rw-r--r--", 10) == 0 && strstr(verbose, " 300000 2001-09-") != NULL);
 	free(verbose);
 	mkdir("rt/tar", 0755);
@@ -267,6 +274,7 @@ static void round_trip(void)
 	snprintf(path, sizeof(path), "rt/tar/%s", long_member);
 	CHECK(same_file(path, long_src));
 	CHECK(exists("rt/tar/empty/e"));
+	CHECK(same_file("rt/tar/p", "rt/src/pattern"));
 }
 
 /* What the real tar makes (GNU's long names, pax headers) we extract. */
@@ -279,12 +287,17 @@ static void tar_made_archives(void)
 	snprintf(path, sizeof(path), "tm/src/%s", long_name);
 	put_bytes(path, "long\n", 5);
 	put_noise("tm/src/sub/data", 100000);
+	char long_dir[200], in_dir[300];
+	memset(long_dir, 'p', 120);
+	strcpy(long_dir + 120, "/short.c");
+	snprintf(in_dir, sizeof(in_dir), "tm/src/%s", long_dir);
+	put_bytes(in_dir, "in a long directory\n", 20);
 	const char *formats[] = { "gnu", "posix", "ustar" };
 	for (int i = 0; i < 3; i++) {
 		char cmd[1024];
 		snprintf(cmd, sizeof(cmd),
-			 "cd tm/src && tar --format=%s --zstd -cf ../%s.tar.zst %s sub/data 2>&1;"
-			 " echo $?", formats[i], formats[i], i == 2 ? "" : long_name);
+			 "cd tm/src && tar --format=%s --zstd -cf ../%s.tar.zst %s sub/data %s 2>&1;"
+			 " echo $?", formats[i], formats[i], i == 2 ? "" : long_name, long_dir);
 		char *status = run(cmd);
 		CHECK(strcmp(status, "0\n") == 0);
 		free(status);
@@ -302,6 +315,8 @@ static void tar_made_archives(void)
 			snprintf(got, sizeof(got), "%s/%s", out, long_name);
 			CHECK(same_file(got, path));
 		}
+		snprintf(got, sizeof(got), "%s/%s", out, long_dir);
+		CHECK(same_file(got, in_dir));
 	}
 }
 
