@@ -170,14 +170,14 @@ clean:
 # inputs (tests/e2e/fuzz_regressions.sh).  The corpora grow in
 # build-fuzz/corpus/TARGET, which make clean leaves alone.
 
-FUZZ_TARGETS ?= trace_file trace_stream events cgout pt elf cache_options
+FUZZ_TARGETS ?= trace_file trace_stream events cgout pt elf cache_options archive
 FUZZ_SECONDS ?= 180
 FZ := build-fuzz
 FUZZ_CC := clang
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS := -O1 -g -std=c11 -Wall -Wextra -fno-omit-frame-pointer -MMD -MP \
 	$(FUZZ_SAN) -fsanitize=fuzzer-no-link
-FUZZ_ALL := trace_file trace_stream events cgout pt elf cache_options
+FUZZ_ALL := trace_file trace_stream events cgout pt elf cache_options archive
 FUZZ_LIBS := $(FZ)/libreport.a $(FZ)/libsim.a $(FZ)/librecord.a $(FZ)/libdecode.a \
 	$(FZ)/libformats.a
 fuzz_objs = $(patsubst %.c,$(FZ)/obj/%.o,$(1))

@@ -107,9 +107,10 @@ for p in loops threads recursion; do
 done
 # The committed seeds too (tests/fuzz/corpus/TARGET/).
 for d in "$ROOT"/tests/fuzz/corpus/*/; do
-	[ -d "$d" ] && cp "$d"* "$OUT/$(basename "$d")/" 2>/dev/null || true
+	mkdir -p "$OUT/$(basename "$d")"
+	cp "$d"* "$OUT/$(basename "$d")/"
 done
 rm -rf "$WORK"
-for t in trace_file trace_stream events cgout pt elf; do
+for t in trace_file trace_stream events cgout pt elf cache_options archive; do
 	echo "fuzz-seeds: $t: $(ls "$OUT/$t" | wc -l) seeds, $(du -sk "$OUT/$t" | cut -f1) KiB"
 done

@@ -7,7 +7,7 @@
 source "$(dirname "$0")/../lib.sh"
 
 FUZZ=$ROOT/tests/fuzz
-TARGETS="trace_file trace_stream events cgout pt elf cache_options"
+TARGETS="trace_file trace_stream events cgout pt elf cache_options archive"
 inputs() { find "$FUZZ/corpus/$1" "$FUZZ/regressions/$1" -type f ! -name README 2>/dev/null; }
 total=0
 for t in $TARGETS; do
