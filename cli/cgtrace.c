@@ -236,7 +236,15 @@ static int cmd_record(int argc, char **argv)
 	if (optind >= argc)
 		return usage_error(usage_record, "no program to record");
 	o.argv = argv + optind;
-	return cgt_record(&o);
+	o.notes = stderr;
+	struct cgt_error e;
+	int status = cgt_record(&o, &e);
+	if (status >= 0)
+		return status;	/* the program's run's */
+	/* It never ran: as a shell, 127 when it is not there, 126 when it
+	   cannot be executed. */
+	report_error(&e);
+	return e.status == cgt_err_not_found ? 127 : e.status == cgt_err_not_executable ? 126 : 1;
 }
 
 /* Commands that take exactly one trace file. */
@@ -401,8 +409,11 @@ static const struct command *find_command(const char *name)
 int main(int argc, char **argv)
 {
 	/* Valgrind starts its launcher -- cgtrace -- with the tool option first. */
-	if (argc > 1 && strcmp(argv[1], "--tool=cgtrace") == 0)
-		return cgt_record_launcher(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "--tool=cgtrace") == 0) {
+		struct cgt_error e;
+		cgt_record_launcher(argc, argv, stderr, &e);	/* returns only if it failed */
+		return report_error(&e);
+	}
 
 	if (argc < 2) {
 		fputs(usage_main, stderr);

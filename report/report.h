@@ -138,9 +138,11 @@ struct cgt_annotate_options {
 	int json;			/* the same data as JSON */
 };
 
-/* Prints what the newest cg_annotate prints for these options and files;
-   errors go to err as cg_annotate's.  Returns the exit status (0 or 1). */
-int cgt_annotate(FILE *out, FILE *err, const struct cgt_annotate_options *o);
+/* Prints to out what the newest cg_annotate prints for these options and
+   files.  Returns 0, or a negative cgt_status with cg_annotate's message
+   in e (what it prints after "cg_annotate: error: "); out is flushed
+   either way, so what was printed before the error comes before it. */
+int cgt_annotate(FILE *out, const struct cgt_annotate_options *o, struct cgt_error *e);
 
 /* ---- Cachegrind's end-of-run summary (summary.c) --------------------- */
 
