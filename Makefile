@@ -15,7 +15,7 @@ override CFLAGS += -std=c11 -Wall -Wextra -MMD -MP
 CPPFLAGS += -D_GNU_SOURCE -Iformats -Irecord -Idecode -Isimulate -Ireport
 PKGS    := libzstd libelf libdw
 # libiberty: the C++/Rust demangler Valgrind itself embeds.
-LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lzstd -ldw -lelf) -liberty -lipt -lZydis -lpthread
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lzstd -ldw -lelf) -ldebuginfod -liberty -lipt -lZydis -lpthread
 
 B := build
 # The command-line tool; make test-asan builds its own in its build directory.

@@ -65,10 +65,14 @@ static const char usage_record[] =
 	"An existing FILE is overwritten only if it is a cgtrace trace.\n";
 
 static const char usage_info[] =
-	"usage: cgtrace info TRACE\n"
+	"usage: cgtrace info [--build-id-dir=DIR] TRACE\n"
 	"\n"
-	"Prints the trace's header (command, host CPU and caches), its module map,\n"
-	"how the program ended and the event counts (Ir, Dr, Dw, branches).\n"
+	"Prints the trace's header (command, host CPU and caches), its module map\n"
+	"with where each module's symbols and lines would be read from now (as\n"
+	"`cgtrace simulate` looks for them: see its help), how the program ended\n"
+	"and the event counts (Ir, Dr, Dw, branches).\n"
+	"\n"
+	"  --build-id-dir=DIR  the build-id cache [$XDG_CACHE_HOME/cgtrace/build-id]\n"
 	"\n"
 	"exit status: 0 done; 1 error; 2 bad usage; 3 done, but the trace was\n"
 	"incomplete (truncated, damaged or without an end record): the counts are\n"
@@ -232,7 +236,15 @@ static int cmd_record(int argc, char **argv)
 	if (optind >= argc)
 		return usage_error(usage_record, "no program to record");
 	o.argv = argv + optind;
-	return cgt_record(&o);
+	o.notes = stderr;
+	struct cgt_error e;
+	int status = cgt_record(&o, &e);
+	if (status >= 0)
+		return status;	/* the program's run's */
+	/* It never ran: as a shell, 127 when it is not there, 126 when it
+	   cannot be executed. */
+	report_error(&e);
+	return e.status == cgt_err_not_found ? 127 : e.status == cgt_err_not_executable ? 126 : 1;
 }
 
 /* Commands that take exactly one trace file. */
@@ -256,24 +268,69 @@ struct cgt_decoder_options decoder_options(void)
 					     tmp != NULL && *tmp ? tmp : "/tmp", (size_t)bytes };
 }
 
+struct cgt_locator_options locator_options(const char *build_id_dir, const char *archive)
+{
+	static char *default_dir;	/* kept for the run */
+	const char *tmp = getenv("TMPDIR"), *urls = getenv("DEBUGINFOD_URLS");
+	const char *timeout = getenv("DEBUGINFOD_TIMEOUT");
+	uint64_t seconds = 0;
+	if (timeout != NULL && parse_number(timeout, 1, 3600, 0, &seconds) < 0)
+		seconds = 0;
+	if (build_id_dir == NULL && default_dir == NULL)
+		default_dir = cgt_build_id_dir_default();
+	return (struct cgt_locator_options){
+		.build_id_dir = build_id_dir != NULL ? build_id_dir : default_dir,
+		.archive = archive,
+		.scratch_dir = tmp != NULL && *tmp ? tmp : "/tmp",
+		.debuginfod = urls != NULL && *urls,
+		.debuginfod_timeout = (int)seconds,
+		.warnings = stderr,
+	};
+}
+
 int report_error(const struct cgt_error *e)
 {
 	fprintf(stderr, "cgtrace: %s\n", e->msg);
 	return 1;
 }
 
+/* Where a module's symbols would be read from now (cgtrace info). */
+static void describe_module(FILE *out, const struct cgt_module *m, void *arg)
+{
+	struct cgt_module_files f;
+	struct cgt_error e;
+	if (cgt_locate_module(arg, m, &f, &e) < 0) {
+		fprintf(out, "      symbols: cannot be looked for: %s\n", e.msg);
+		return;
+	}
+	if (f.source == CGT_MODULE_NOWHERE)
+		fprintf(out, "      symbols: none found: %s\n", f.why != NULL ? f.why : "");
+	else if (f.source == CGT_MODULE_RECORDED_PATH)
+		fprintf(out, "      symbols: from the recorded path\n");
+	else
+		fprintf(out, "      symbols: from %s, %s%s%s\n", cgt_module_source_name(f.source), f.elf,
+			f.debug != NULL ? " and " : "", f.debug != NULL ? f.debug : "");
+	cgt_module_files_free(&f);
+}
+
 static int cmd_info(int argc, char **argv)
 {
+	enum { OPT_BUILD_ID_DIR = 256 };
 	static const struct option longopts[] = { { "help", no_argument, NULL, 'h' },
+						  { "build-id-dir", required_argument, NULL, OPT_BUILD_ID_DIR },
 						  { NULL, 0, NULL, 0 } };
 	struct cgt_error e;
-	const char *path;
+	const char *path, *build_id_dir = NULL, *archive = NULL;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(usage_info, stdout);
 			return 0;
+		}
+		if (c == OPT_BUILD_ID_DIR) {
+			build_id_dir = optarg;
+			continue;
 		}
 		fprintf(stderr, "\n%s", usage_info);
 		return 2;
@@ -282,7 +339,13 @@ static int cmd_info(int argc, char **argv)
 	if (rc != 0)
 		return rc;
 	const struct cgt_decoder_options o = decoder_options();
-	rc = cgt_trace_info(stdout, stderr, path, &o, &e);
+	const struct cgt_locator_options where = locator_options(build_id_dir, archive);
+	struct cgt_locator *locator;
+	if (cgt_locator_open(&locator, &where, &e) < 0)
+		return report_error(&e);
+	const struct cgt_info_modules describe = { describe_module, locator };
+	rc = cgt_trace_info(stdout, stderr, path, &o, &describe, &e);
+	cgt_locator_close(locator);
 	return rc < 0 ? report_error(&e) : rc > 0 ? 3 : 0;
 }
 
@@ -346,8 +409,11 @@ static const struct command *find_command(const char *name)
 int main(int argc, char **argv)
 {
 	/* Valgrind starts its launcher -- cgtrace -- with the tool option first. */
-	if (argc > 1 && strcmp(argv[1], "--tool=cgtrace") == 0)
-		return cgt_record_launcher(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "--tool=cgtrace") == 0) {
+		struct cgt_error e;
+		cgt_record_launcher(argc, argv, stderr, &e);	/* returns only if it failed */
+		return report_error(&e);
+	}
 
 	if (argc < 2) {
 		fputs(usage_main, stderr);

@@ -3,6 +3,7 @@
 #define CGTRACE_CLI_H
 
 #include "decode.h"
+#include "report.h"
 #include "trace.h"
 
 /* Prints "cgtrace: <message>", a blank line and usage; returns 2. */
@@ -20,6 +21,11 @@ int report_error(const struct cgt_error *e);
    if it is a terminal, a decode for this run only in $TMPDIR (else /tmp),
    and $CGTRACE_PT_WINDOW (for tests) as the PT window. */
 struct cgt_decoder_options decoder_options(void);
+/* Where the commands look for modules' files (report.h): the build-id
+   cache build_id_dir (NULL: the default one), the archive (NULL: none),
+   debuginfod if DEBUGINFOD_URLS is set (DEBUGINFOD_TIMEOUT: seconds a
+   request may take [10]); warnings on stderr. */
+struct cgt_locator_options locator_options(const char *build_id_dir, const char *archive);
 
 int cmd_simulate(int argc, char **argv);
 extern const char usage_simulate[];

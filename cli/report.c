@@ -493,7 +493,12 @@ int cmd_report(int argc, char **argv)
 	o.mod_funcname = mod_funcname;
 	o.invocation = invocation;
 	o.color = color == -1 ? isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL : color;
-	status = cgt_annotate(stdout, stderr, &o);
+	struct cgt_error e;
+	status = 0;
+	if (cgt_annotate(stdout, &o, &e) < 0) {
+		fprintf(stderr, "cg_annotate: error: %s\n", e.msg);
+		status = 1;
+	}
 out:
 	if (o.show)
 		free(o.show[0]), free(o.show);

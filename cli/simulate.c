@@ -49,6 +49,8 @@ const char usage_simulate[] =
 	"  --sweep-summary=<file>           every configuration's totals, as CSV (.csv)\n"
 	"                                   or JSON (.json)\n"
 	"  --plot=<file.svg>                miss-ratio curves of the configurations\n"
+	"  --build-id-dir=<dir>             the build-id cache to find modules in\n"
+	"                                   [$XDG_CACHE_HOME/cgtrace/build-id]\n"
 	"\n"
 	"Sizes are in bytes; as an extension they may end in k (KiB) or M (MiB).\n"
 	"Caches not given are the recording host's, chosen and adjusted by\n"
@@ -68,6 +70,13 @@ const char usage_simulate[] =
 	"their totals goes to stderr.  Configurations of one run must share their\n"
 	"smallest line size.\n"
 	"\n"
+	"Symbols and lines: each module is read from its recorded path if the file\n"
+	"there is still the one recorded, else from the build-id cache that\n"
+	"cgtrace record fills, else from the servers of DEBUGINFOD_URLS (each\n"
+	"request given up after DEBUGINFOD_TIMEOUT seconds [10]); a file is used\n"
+	"only if its build-id is the recorded one.  A module found nowhere is\n"
+	"shown as ??? with one warning.\n"
+	"\n"
 	"%p in the output name is the recorded program's pid, %q{VAR} the\n"
 	"environment variable VAR, %% a %.\n"
 	"\n"
@@ -86,7 +95,7 @@ const char usage_simulate[] =
 	"holds was simulated.\n";
 
 enum { OPT_CACHE_SIM = 256, OPT_BRANCH_SIM, OPT_I1, OPT_D1, OPT_L2, OPT_LL, OPT_OUT, OPT_THREADS,
-       OPT_CACHES, OPT_SWEEP_SUMMARY, OPT_PLOT };
+       OPT_CACHES, OPT_SWEEP_SUMMARY, OPT_PLOT, OPT_BUILD_ID_DIR };
 
 /* Cachegrind's handling of a bad --I1/--D1/--LL: its messages, status 1. */
 static int bad_cache_option(const char *name, const char *value, int result,
@@ -361,6 +370,7 @@ int cmd_simulate(int argc, char **argv)
 		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "sweep-summary", required_argument, NULL, OPT_SWEEP_SUMMARY },
 		{ "plot", required_argument, NULL, OPT_PLOT },
+		{ "build-id-dir", required_argument, NULL, OPT_BUILD_ID_DIR },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -368,7 +378,7 @@ int cmd_simulate(int argc, char **argv)
 	struct cgt_sim_options so = { .cache_sim = 1, .branch_sim = 0 };
 	struct cgt_cache_list lists[CGT_N_LEVELS] = { { 0 } };
 	const char *out_tmpl = NULL;	/* NULL: the default name, never replacing a file */
-	const char *summary_path = NULL, *plot_path = NULL;
+	const char *summary_path = NULL, *plot_path = NULL, *build_id_dir = NULL;
 	uint64_t threads = usable_cpus();
 	int quiet = 0, host = 0, c, status = 1;
 	struct cgt_error e;
@@ -410,6 +420,9 @@ int cmd_simulate(int argc, char **argv)
 			break;
 		case OPT_PLOT:
 			plot_path = optarg;
+			break;
+		case OPT_BUILD_ID_DIR:
+			build_id_dir = optarg;
 			break;
 		case OPT_THREADS:
 			if (parse_number(optarg, 1, 64, 0, &threads) < 0) {
@@ -547,7 +560,8 @@ int cmd_simulate(int argc, char **argv)
 	/* The modules' symbols and line tables are read meanwhile. */
 	struct preload preload = { NULL, d };
 	pthread_t preloader;
-	int preloading = cgt_symbolizer_open(&preload.sy, stderr, &e) == 0 &&
+	const struct cgt_locator_options where = locator_options(build_id_dir, NULL);
+	int preloading = cgt_symbolizer_open(&preload.sy, &where, &e) == 0 &&
 			 pthread_create(&preloader, NULL, preload_modules, &preload) == 0;
 	sy = preload.sy;
 	struct progress progress = { isatty(STDERR_FILENO), { 0, 0 } };
@@ -561,7 +575,7 @@ int cmd_simulate(int argc, char **argv)
 		goto out;
 	}
 
-	if (sy == NULL && cgt_symbolizer_open(&sy, stderr, &e) < 0) {
+	if (sy == NULL && cgt_symbolizer_open(&sy, &where, &e) < 0) {
 		report_error(&e);
 		goto out;
 	}

@@ -162,11 +162,18 @@ int cgt_pt_decode(const char *path, int fd, const char *out_path,
 /* Stored decodes of another version are decoded again. */
 #define CGT_PT_DECODER_VERSION 1
 
-/* `cgtrace info`: header, module map, end and counts.  Returns 0, 1 if the
-   trace is incomplete (warnings printed to warn), or an error (message in
-   e). */
+/* What `cgtrace info` adds to each module: describe prints lines of its
+   own after the module's (where its symbols would be read from now). */
+struct cgt_info_modules {
+	void (*describe)(FILE *out, const struct cgt_module *m, void *arg);
+	void *arg;
+};
+
+/* `cgtrace info`: header, module map (where: NULL, or what to add to each
+   module), end and counts.  Returns 0, 1 if the trace is incomplete
+   (warnings printed to warn), or an error (message in e). */
 int cgt_trace_info(FILE *out, FILE *warn, const char *path, const struct cgt_decoder_options *o,
-		   struct cgt_error *e);
+		   const struct cgt_info_modules *where, struct cgt_error *e);
 /* `cgtrace dump`: one instruction a line with its accesses and branch
    facts; limit 0 means all.  Returns as cgt_trace_info. */
 int cgt_trace_dump(FILE *out, FILE *warn, const char *path, const struct cgt_decoder_options *o,

@@ -94,7 +94,8 @@ static void print_header(FILE *out, const char *path, const struct cgt_decoder *
 		print_pt(out, &h->decoded);
 }
 
-static void print_modules(FILE *out, const struct cgt_mapping *maps, size_t n)
+static void print_modules(FILE *out, const struct cgt_mapping *maps, size_t n,
+			  const struct cgt_info_modules *where)
 {
 	fprintf(out, "modules:        %zu executable mapping%s\n", n, n == 1 ? "" : "s");
 	for (size_t i = 0; i < n; i++) {
@@ -107,6 +108,8 @@ static void print_modules(FILE *out, const struct cgt_mapping *maps, size_t n)
 			m->prot & 4 ? 'x' : '-', m->file_offset, m->path);
 		fprintf(out, "      build-id %s, %" PRIu64 " bytes%s\n", id, m->file_size,
 			maps[i].epoch_unmapped != UINT32_MAX ? ", unmapped later" : "");
+		if (where != NULL)
+			where->describe(out, m, where->arg);
 	}
 }
 
@@ -127,7 +130,7 @@ static void print_counts(FILE *out, const struct cgt_trace_counts *n)
 }
 
 int cgt_trace_info(FILE *out, FILE *warn, const char *path, const struct cgt_decoder_options *o,
-		   struct cgt_error *e)
+		   const struct cgt_info_modules *where, struct cgt_error *e)
 {
 	struct cgt_decoder *d;
 	struct cgt_batch b;
@@ -154,7 +157,7 @@ int cgt_trace_info(FILE *out, FILE *warn, const char *path, const struct cgt_dec
 	size_t n_maps = cgt_decoder_mappings(d, &maps);
 	const struct cgt_trace_end *end = cgt_decoder_end(d);
 	print_header(out, path, d);
-	print_modules(out, maps, n_maps);
+	print_modules(out, maps, n_maps, where);
 	if (end == NULL)
 		fprintf(out, "end:            none recorded: the recording was cut short (recorder or "
 			     "Valgrind killed? disk full?); the trace holds what came before\n");

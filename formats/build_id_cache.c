@@ -201,11 +201,9 @@ int cgt_build_id_cache_store(const char *dir, const struct cgt_module *m, uint64
 	if (m->build_id_len < 2 || m->path == NULL || m->path[0] != '/')
 		return 0;	/* nothing to file it under, or no file */
 	int rc = store(dir, m->path, m->build_id, m->build_id_len, "elf", added, e);
-	char *debug = rc == 0 ? cgt_build_id_path("/usr/lib/debug/.build-id", m->build_id,
-						  m->build_id_len, "") : NULL;
-	if (debug != NULL) {
-		/* ".../ab/cdef/" -> ".../ab/cdef.debug" */
-		strcpy(debug + strlen(debug) - 1, ".debug");
+	char hex[2 * 64 + 1], *debug;
+	cgt_build_id_hex(m->build_id, m->build_id_len, hex, sizeof(hex));
+	if (rc == 0 && asprintf(&debug, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2) >= 0) {
 		rc = store(dir, debug, m->build_id, m->build_id_len, "debug", added, e);
 		free(debug);
 	}

@@ -62,6 +62,8 @@ enum cgt_status {
 	cgt_err_corrupt,	/* a length, count or value out of bounds */
 	cgt_err_nomem,
 	cgt_err_invalid,	/* a bad argument from the caller */
+	cgt_err_not_found,	/* a program to run is not there (a shell's 127) */
+	cgt_err_not_executable,	/* ... is there but cannot be executed (a shell's 126) */
 };
 
 struct cgt_error {

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,3 +86,46 @@ void record_shield_signals(pid_t pid)
 	sigaction(SIGPIPE, on ? &ign : &dfl, NULL);
 }
 
+/* "cgtrace: MSG\n" in buf; its length (a long message is cut short, but
+   still ends its line). */
+static size_t format_note(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	static const char prefix[] = "cgtrace: ";
+	size_t len = sizeof(prefix) - 1;
+
+	memcpy(buf, prefix, len);
+	int n = vsnprintf(buf + len, size - len - 1, fmt, ap);
+	len = n < 0 ? len : len + (size_t)n < size - 1 ? len + (size_t)n : size - 2;
+	buf[len++] = '\n';
+	return len;
+}
+
+#define NOTE_BYTES 8192	/* a message names a path or two */
+
+void record_note(FILE *notes, const char *fmt, ...)
+{
+	char buf[NOTE_BYTES];
+	va_list ap;
+
+	if (notes == NULL)
+		return;
+	va_start(ap, fmt);
+	size_t len = format_note(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fwrite(buf, 1, len, notes);
+	fflush(notes);
+}
+
+void record_child_note(int fd, const char *fmt, ...)
+{
+	char buf[NOTE_BYTES];
+	va_list ap;
+
+	if (fd < 0)
+		return;
+	va_start(ap, fmt);
+	size_t len = format_note(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	ssize_t written = write(fd, buf, len);
+	(void)written;	/* if it fails, there is nowhere left to say so */
+}

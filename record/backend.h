@@ -6,6 +6,7 @@
 #ifndef CGTRACE_BACKEND_H
 #define CGTRACE_BACKEND_H
 
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "trace.h"
@@ -31,5 +32,15 @@ int record_exit_status(int wstatus);
    group), and termination requests sent to cgtrace alone are passed on.
    pid 0 restores the defaults. */
 void record_shield_signals(pid_t pid);
+
+/* Says "cgtrace: MSG" on a line of notes (the caller's stream, NULL for
+   none), in one write, flushed: forked processes write there too. */
+void record_note(FILE *notes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The same for a forked child between fork and exec, which must not use
+   stdio (it has a copy of the parent's buffers, and of locks that a thread
+   which did not come along may hold): one write(2) to fd, the notes
+   stream's descriptor taken before the fork (-1: none). */
+void record_child_note(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "pt/pt_record.h"
 #include "valgrind/vg_record.h"
 
@@ -110,9 +111,9 @@ char *cgt_find_in_path(const char *name)
 	return found;
 }
 
-/* Finds prog like execvp would.  Returns 0, or the exit status (127 or
-   126) after printing why it cannot be run. */
-static int check_program(const char *prog)
+/* Finds prog like execvp would.  0, or a negative status with why it
+   cannot be run. */
+static int check_program(const char *prog, struct cgt_error *e)
 {
 	int err = ENOENT;
 
@@ -131,38 +132,36 @@ static int check_program(const char *prog)
 	}
 	if (err == 0)
 		return 0;
-	fprintf(stderr, "cgtrace: cannot run '%s': %s\n", prog, strerror(err));
-	return err == ENOENT || err == ENOTDIR ? 127 : 126;
+	return cgt_fail(e, err == ENOENT || err == ENOTDIR ? cgt_err_not_found : cgt_err_not_executable,
+			"cannot run '%s': %s", prog, strerror(err));
 }
 
-int cgt_record(const struct cgt_record_options *o)
+int cgt_record(const struct cgt_record_options *o, struct cgt_error *e)
 {
-	int status = check_program(o->argv[0]);
+	int rc = check_program(o->argv[0], e);
 
-	if (status != 0)
-		return status;
+	if (rc < 0)
+		return rc;
 	switch (o->backend) {
 	case CGT_BACKEND_PT:
-		if (!cgt_host_has_intel_pt()) {
-			fprintf(stderr,
-				"cgtrace: --backend=pt needs Intel Processor Trace, which this host does "
-				"not have\n(no intel_pt PMU in /sys/bus/event_source/devices); use "
-				"--backend=valgrind\n");
-			return 1;
-		}
-		return pt_record(o, 1);
+		if (!cgt_host_has_intel_pt())
+			return cgt_fail(e, cgt_err_invalid,
+					"--backend=pt needs Intel Processor Trace, which this host does "
+					"not have\n(no intel_pt PMU in /sys/bus/event_source/devices); use "
+					"--backend=valgrind");
+		return pt_record(o, 1, e);
 	case CGT_BACKEND_AUTO:
 		if (cgt_host_has_intel_pt()) {
 			if (!o->quiet)
-				fprintf(stderr, "cgtrace: recording with the pt backend (Intel PT)\n");
-			return pt_record(o, 1);
+				record_note(o->notes, "recording with the pt backend (Intel PT)");
+			return pt_record(o, 1, e);
 		}
 		if (!o->quiet)
-			fprintf(stderr, "cgtrace: recording with the valgrind backend (this host has "
-					"no Intel PT)\n");
-		return vg_record(o);
+			record_note(o->notes, "recording with the valgrind backend (this host has "
+					      "no Intel PT)");
+		return vg_record(o, e);
 	case CGT_BACKEND_VALGRIND:
 	default:
-		return vg_record(o);
+		return vg_record(o, e);
 	}
 }

@@ -6,6 +6,8 @@
 #ifndef CGTRACE_RECORD_H
 #define CGTRACE_RECORD_H
 
+#include <stdio.h>
+
 #include "trace.h"
 
 enum cgt_backend {
@@ -34,6 +36,12 @@ struct cgt_record_options {
 	int quiet;		/* no closing summary line */
 	char *const *argv;	/* the program and its arguments */
 	struct cgt_pt_options pt;
+	/* Where the recorder says what it chose, what it recorded, and what
+	   went wrong once the program has started: whole lines "cgtrace: ...",
+	   as the user reads them (the CLI gives stderr); NULL: nowhere.  Its
+	   descriptor is also written by forked processes: a child whose exec
+	   fails, and the trace writers of child processes. */
+	FILE *notes;
 };
 
 void cgt_pt_options_default(struct cgt_pt_options *pt);
@@ -42,19 +50,31 @@ void cgt_pt_options_default(struct cgt_pt_options *pt);
 
 /*
  * Records argv[0] with its arguments.  The program's standard streams pass
- * through.  Returns the exit status cgtrace should exit with: the
- * program's own (128 + signal if it was killed), 127 / 126 if it cannot be
- * run, 1 if recording failed: before it ran, or when the trace could not
- * be written (a full disk, the file size limit: the program is stopped).
+ * through.
+ *
+ * When the recording cannot start, nothing runs: returns a negative
+ * cgt_status with the message in e (cgt_err_not_found or
+ * cgt_err_not_executable: argv[0] cannot be run).
+ *
+ * Once the program has started, returns the exit status of the run, and
+ * says on o->notes what was recorded or what went wrong.  The status is
+ * the program's own (128 + signal if it was killed; 127 or 126 if it could
+ * not be executed after all, as from a shell), or 1 when its trace could
+ * not be written (a full disk, the file size limit: the valgrind backend
+ * stops the program; the pt backend passes a non-zero status of the
+ * program's on) or when Valgrind exited 0 without starting the program.
  */
-int cgt_record(const struct cgt_record_options *o);
+int cgt_record(const struct cgt_record_options *o, struct cgt_error *e);
 
 /*
  * Valgrind runs cgtrace as its "launcher" (argv[1] is "--tool=cgtrace"):
  * on start-up, through Debian's valgrind wrapper, and for each child
- * process when --trace-children=yes.  Never returns on success.
+ * process when --trace-children=yes.  Never returns on success; returns a
+ * negative cgt_status with the message in e.  The trace writer it starts
+ * for a child process says what it recorded, or why it could not, on
+ * notes (NULL: nowhere).
  */
-int cgt_record_launcher(int argc, char **argv);
+int cgt_record_launcher(int argc, char **argv, FILE *notes, struct cgt_error *e);
 
 /* Fills the CPU and cache fields of a trace header from this host. */
 void cgt_host_describe(struct cgt_trace_header *h);

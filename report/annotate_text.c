@@ -657,8 +657,9 @@ static int print_annotation_summary(struct annotation *a, count_t **sums)
 		char x[3000], y[3000];
 		cgt_format_int_list(a->summary, a->n_events, x, sizeof(x));
 		cgt_format_int_list(total, a->n_events, y, sizeof(y));
-		return annotation_die(a, "`summary:` line doesn't match computed annotated counts\n"
-			      "- summary:   %s\n- annotated: %s", x, y);
+		return cgt_fail(&a->error, cgt_err_invalid,
+				"`summary:` line doesn't match computed annotated counts\n"
+				"- summary:   %s\n- annotated: %s", x, y);
 	}
 	return 0;
 }

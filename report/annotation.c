@@ -4,7 +4,6 @@
  * deciding which source files can be annotated.  See annotation.h.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -87,16 +86,6 @@ int annotation_oom(struct annotation *a)
 
 /* ---- Reading the files (read_cgout_file) ------------------------------ */
 
-int annotation_die(struct annotation *a, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(a->error.msg, sizeof(a->error.msg), fmt, ap);
-	va_end(ap);
-	a->error.status = cgt_err_invalid;
-	return -1;
-}
-
 /* Events.init: the events, --show and --sort checked against them.  In
    time linear in the events and options (a file can have many events). */
 static int init_events(struct annotation *a, const char *const *events, unsigned n, int first)
@@ -123,15 +112,16 @@ static int init_events(struct annotation *a, const char *const *events, unsigned
 			if (ev == NULL)
 				rc = annotation_oom(a);
 			else if (cgt_map_get(&index, key_of(ev)) == NULL)
-				rc = annotation_die(a, "%s event `%s` did not appear in `events:` line", names[l],
-						    lists[l][i]);
+				rc = cgt_fail(&a->error, cgt_err_invalid,
+					      "%s event `%s` did not appear in `events:` line", names[l],
+					      lists[l][i]);
 		}
 	if (rc == 0 && !first) {
 		int same = n == a->n_events;
 		for (unsigned k = 0; same && k < n; k++)
 			same = interned[k] == a->events[k];
 		if (!same)
-			rc = annotation_die(a, "events in data files don't match");
+			rc = cgt_fail(&a->error, cgt_err_invalid, "events in data files don't match");
 	} else if (rc == 0) {
 		a->n_events = n;
 		a->events = annotation_alloc(a, (n + 1) * sizeof(char *));
@@ -503,7 +493,7 @@ static void release(struct annotation *a)
 	string_set_free(&a->names);
 }
 
-int cgt_annotate(FILE *out, FILE *err, const struct cgt_annotate_options *o)
+int cgt_annotate(FILE *out, const struct cgt_annotate_options *o, struct cgt_error *e)
 {
 	struct annotation a = { .o = o, .out = out };
 	int rc = 0;
@@ -518,8 +508,8 @@ int cgt_annotate(FILE *out, FILE *err, const struct cgt_annotate_options *o)
 	if (rc == 0)
 		rc = o->json ? annotation_print_json(&a) : annotation_print_text(&a);
 	fflush(out);
-	if (rc < 0)
-		fprintf(err, "cg_annotate: error: %s\n", a.error.msg);
 	release(&a);
-	return rc < 0 ? 1 : 0;
+	if (rc < 0 && e != NULL)
+		*e = a.error;
+	return rc < 0 ? -a.error.status : 0;
 }

@@ -72,7 +72,6 @@ enum source_status { SOURCE_READABLE, SOURCE_UNREADABLE, SOURCE_NON_IDENTICAL };
 void *annotation_alloc(struct annotation *a, size_t size);
 count_t *annotation_cc(struct annotation *a);
 int annotation_oom(struct annotation *a);
-int annotation_die(struct annotation *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cc_add(count_t *to, const count_t *from, unsigned n);
 /* len bytes of s as a JSON string (annotate_json.c). */
 void report_json_string(FILE *out, const char *s, size_t len);

@@ -554,7 +554,8 @@ static void read_all_units(struct dwarf_lines *l, Elf *elf)
 	dwarf_end(dw);
 }
 
-struct dwarf_lines *dwarf_lines_open(const char *path, uint64_t bias, struct string_set *names)
+struct dwarf_lines *dwarf_lines_open(const char *path, const char *found_debug, uint64_t bias,
+				     struct string_set *names)
 {
 	struct dwarf_lines *l = calloc(1, sizeof(*l));
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -585,7 +586,7 @@ struct dwarf_lines *dwarf_lines_open(const char *path, uint64_t bias, struct str
 		read_all_units(l, elf);
 	} else {
 		int dbg_fd;
-		Elf *dbg = debug_file_open(elf, path, &dbg_fd);
+		Elf *dbg = debug_file_open(elf, path, found_debug, &dbg_fd);
 		if (dbg != NULL) {
 			read_all_units(l, dbg);
 			elf_end(dbg);

@@ -5,8 +5,8 @@
  * /usr/lib/debug, then the .gnu_debuglink name, checked by CRC, beside the
  * file, in its .debug directory and under /usr/lib/debug (each also with
  * the directory's part up to "usr" removed, for merged-/usr systems).
- * Valgrind does not consult debuginfod unless DEBUGINFOD_URLS is set; we
- * never do.
+ * A debug file found elsewhere (the build-id cache, an archive,
+ * debuginfod: module_files.c) comes first.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -79,12 +79,17 @@ static Elf *try_debug_file(const char *path, const uint8_t *id, size_t id_len, i
 	return elf;
 }
 
-Elf *debug_file_open(Elf *elf, const char *path, int *fd)
+Elf *debug_file_open(Elf *elf, const char *path, const char *found_debug, int *fd)
 {
 	uint8_t id[64];
 	size_t id_len = cgt_elf_build_id(elf, id, sizeof(id));
 	char candidate[PATH_MAX + 64];
 
+	if (found_debug != NULL && id_len > 1) {
+		Elf *dbg = try_debug_file(found_debug, id, id_len, 0, 0, fd);
+		if (dbg != NULL)
+			return dbg;
+	}
 	if (id_len > 1) {
 		int o = snprintf(candidate, sizeof(candidate), "/usr/lib/debug/.build-id/%02x/", id[0]);
 		for (size_t i = 1; i < id_len && o < (int)sizeof(candidate) - 8; i++)

@@ -430,7 +430,8 @@ static const char *display_name(const char *raw, struct string_set *names)
 
 /* ---- Interface -------------------------------------------------------- */
 
-struct elf_symbols *elf_symbols_load(Elf *elf, const char *path, struct string_set *names)
+struct elf_symbols *elf_symbols_load(Elf *elf, const char *path, const char *found_debug,
+				     struct string_set *names)
 {
 	struct elf_symbols *s = calloc(1, sizeof(*s));
 	struct layout lay;
@@ -444,7 +445,7 @@ struct elf_symbols *elf_symbols_load(Elf *elf, const char *path, struct string_s
 	Elf_Scn *symtab = find_section(elf, SHT_SYMTAB, ".symtab");
 	Elf *symtab_elf = elf;
 	if (symtab == NULL && find_section(elf, SHT_PROGBITS, ".debug_info") == NULL) {
-		debug = debug_file_open(elf, path, &debug_fd);
+		debug = debug_file_open(elf, path, found_debug, &debug_fd);
 		if (debug != NULL) {
 			symtab = find_section(debug, SHT_SYMTAB, ".symtab");
 			symtab_elf = debug;

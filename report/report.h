@@ -11,14 +11,62 @@
 #include "decode.h"
 #include "sim.h"
 
+/* ---- Where a module's file is now (module_files.c) ------------------- */
+
+/* Where to look for a module's file when the recorded path no longer
+   holds it, each place used only for a file with the recorded build-id:
+   the build-id cache, an archive (unpacked into scratch_dir for the run),
+   with debuginfod set, the servers libdebuginfod takes from
+   DEBUGINFOD_URLS (each request given up after debuginfod_timeout
+   seconds; 0: 10).  NULL / 0: not that place.
+   warnings: where a file refused is said (NULL: nowhere). */
+struct cgt_locator_options {
+	const char *build_id_dir;
+	const char *archive;
+	const char *scratch_dir;
+	int debuginfod;
+	int debuginfod_timeout;
+	FILE *warnings;
+};
+
+enum cgt_module_source {
+	CGT_MODULE_NOWHERE,
+	CGT_MODULE_RECORDED_PATH,
+	CGT_MODULE_CACHE,
+	CGT_MODULE_ARCHIVE,
+	CGT_MODULE_DEBUGINFOD,
+};
+
+struct cgt_module_files {
+	enum cgt_module_source source;
+	char *elf;	/* the module's file */
+	char *debug;	/* its separate debug file where found with it; NULL:
+			   looked for beside elf, as Valgrind does */
+	char *why;	/* NOWHERE: what each place said */
+};
+
+struct cgt_locator;
+
+int cgt_locator_open(struct cgt_locator **l, const struct cgt_locator_options *o,
+		     struct cgt_error *e);
+/* Fills f (cgt_module_files_free frees it).  0, or an error (out of
+   memory). */
+int cgt_locate_module(struct cgt_locator *l, const struct cgt_module *m,
+		      struct cgt_module_files *f, struct cgt_error *e);
+void cgt_module_files_free(struct cgt_module_files *f);
+/* "the recorded path", "the build-id cache", ... */
+const char *cgt_module_source_name(enum cgt_module_source s);
+void cgt_locator_close(struct cgt_locator *l);
+
 /* ---- Source positions (symbolizer.c, elf_symbols.c, dwarf_lines.c) ---- */
 
 /*
  * Where an instruction is, as Cachegrind names it: the file from the DWARF
  * line table ("dir/file"), the function as the ELF symbol containing the
- * address, the line; "???" (and line 0) where unknown.  A module whose
- * file is missing or has changed since recording gets one warning (on the
- * stream given) and "???" positions, never wrong ones.
+ * address, the line; "???" (and line 0) where unknown.  A module's file
+ * is found by cgt_locate_module; one that is nowhere gets one warning (on
+ * the locator's warnings stream) that says where it was looked for, and
+ * "???" positions, never wrong ones.
  */
 struct cgt_location {
 	const char *file;
@@ -28,7 +76,10 @@ struct cgt_location {
 
 struct cgt_symbolizer;
 
-int cgt_symbolizer_open(struct cgt_symbolizer **sy, FILE *warnings, struct cgt_error *e);
+/* o: where modules' files are looked for (NULL: at their recorded paths
+   only, silently). */
+int cgt_symbolizer_open(struct cgt_symbolizer **sy, const struct cgt_locator_options *o,
+			struct cgt_error *e);
 /* The trace's module map (cgt_decoder_mappings', complete once the trace
    is read): what addresses are symbolized against, until the next call. */
 void cgt_symbolizer_use_mappings(struct cgt_symbolizer *sy, const struct cgt_mapping *maps,
@@ -87,9 +138,11 @@ struct cgt_annotate_options {
 	int json;			/* the same data as JSON */
 };
 
-/* Prints what the newest cg_annotate prints for these options and files;
-   errors go to err as cg_annotate's.  Returns the exit status (0 or 1). */
-int cgt_annotate(FILE *out, FILE *err, const struct cgt_annotate_options *o);
+/* Prints to out what the newest cg_annotate prints for these options and
+   files.  Returns 0, or a negative cgt_status with cg_annotate's message
+   in e (what it prints after "cg_annotate: error: "); out is flushed
+   either way, so what was printed before the error comes before it. */
+int cgt_annotate(FILE *out, const struct cgt_annotate_options *o, struct cgt_error *e);
 
 /* ---- Cachegrind's end-of-run summary (summary.c) --------------------- */
 

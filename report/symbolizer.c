@@ -1,9 +1,10 @@
 /*
  * Instruction address -> (file, function, line), as Cachegrind names them.
  *
- * Modules come from the trace's module map.  Each module's file is checked
- * against what was recorded (build-id, size, mtime); a file that is gone
- * or different gets one warning and "???" positions.  Each address is
+ * Modules come from the trace's module map; each module's file is found
+ * by the locator (module_files.c: the recorded path, the build-id cache,
+ * an archive, debuginfod); one found nowhere gets one warning and "???"
+ * positions.  Each address is
  * resolved once; the strings are interned, so equal names are equal
  * pointers (profile.c relies on that).
  */
@@ -37,6 +38,7 @@ struct cgt_symbolizer {
 	const struct cgt_mapping *maps;	/* the module map */
 	size_t n_maps;
 	FILE *warnings;
+	struct cgt_locator *locator;
 	struct module *modules;
 	size_t n_modules, cap_modules;
 	size_t *module_of_mapping;	/* by mapping index; 0 unknown, else index+1 */
@@ -75,10 +77,14 @@ static struct module *open_module(struct cgt_symbolizer *sy, const struct cgt_mo
 	const char *why = NULL;
 	int fd = -1;
 	Elf *elf = NULL;
+	struct cgt_module_files f;
+	struct cgt_error e;
 
-	if (!cgt_module_matches_file(m, &why)) {
-		/* warned below, once per path */
-	} else if ((fd = open(m->path, O_RDONLY | O_CLOEXEC)) < 0 ||
+	if (cgt_locate_module(sy->locator, m, &f, &e) < 0)
+		return NULL;
+	if (f.source == CGT_MODULE_NOWHERE) {
+		why = f.why != NULL ? f.why : "cannot be found";	/* warned below, once per path */
+	} else if ((fd = open(f.elf, O_RDONLY | O_CLOEXEC)) < 0 ||
 		   (elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) == NULL || bias_of(elf, m, &bias) < 0) {
 		why = "is not an ELF file cgtrace can read";
 	} else {
@@ -91,6 +97,7 @@ static struct module *open_module(struct cgt_symbolizer *sy, const struct cgt_mo
 				elf_end(elf);
 			if (fd >= 0)
 				close(fd);
+			cgt_module_files_free(&f);
 			return &sy->modules[i];
 		}
 	if (!usable) {
@@ -99,8 +106,11 @@ static struct module *open_module(struct cgt_symbolizer *sy, const struct cgt_mo
 			warned |= strcmp(sy->modules[i].path, m->path) == 0;
 		if (!warned && sy->warnings != NULL)
 			fprintf(sy->warnings,
-				"cgtrace: warning: %s %s: its instructions are shown as ???\n", m->path,
-				why);
+				"cgtrace: warning: %s %s: its instructions are shown as ???%s\n", m->path,
+				why, f.source == CGT_MODULE_NOWHERE && m->build_id_len >= 2
+					     ? " (record with the build-id cache, give --archive=FILE made "
+					       "by `cgtrace archive`, or set DEBUGINFOD_URLS)"
+					     : "");
 	}
 	if (sy->n_modules == sy->cap_modules) {
 		size_t cap = sy->cap_modules ? 2 * sy->cap_modules : 16;
@@ -118,24 +128,27 @@ static struct module *open_module(struct cgt_symbolizer *sy, const struct cgt_mo
 	mod->bias = bias;
 	mod->usable = usable;
 	if (usable) {
-		mod->symbols = elf_symbols_load(elf, m->path, &sy->strings);
-		mod->lines = dwarf_lines_open(m->path, bias, &sy->strings);
+		mod->symbols = elf_symbols_load(elf, f.elf, f.debug, &sy->strings);
+		mod->lines = dwarf_lines_open(f.elf, f.debug, bias, &sy->strings);
 	}
 	sy->n_modules++;
 	if (elf != NULL)
 		elf_end(elf);
 	if (fd >= 0)
 		close(fd);
+	cgt_module_files_free(&f);
 	return mod;
 fail:
 	if (elf != NULL)
 		elf_end(elf);
 	if (fd >= 0)
 		close(fd);
+	cgt_module_files_free(&f);
 	return NULL;
 }
 
-int cgt_symbolizer_open(struct cgt_symbolizer **out, FILE *warnings, struct cgt_error *e)
+int cgt_symbolizer_open(struct cgt_symbolizer **out, const struct cgt_locator_options *o,
+			struct cgt_error *e)
 {
 	struct cgt_symbolizer *sy = calloc(1, sizeof(*sy));
 
@@ -143,7 +156,11 @@ int cgt_symbolizer_open(struct cgt_symbolizer **out, FILE *warnings, struct cgt_
 	elf_version(EV_CURRENT);
 	if (sy == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
-	sy->warnings = warnings;
+	sy->warnings = o != NULL ? o->warnings : NULL;
+	if (cgt_locator_open(&sy->locator, o, e) < 0) {
+		free(sy);
+		return -e->status;
+	}
 	sy->unknown = string_set_intern(&sy->strings, UNKNOWN);
 	if (sy->unknown == NULL) {
 		cgt_symbolizer_close(sy);
@@ -256,6 +273,7 @@ void cgt_symbolizer_close(struct cgt_symbolizer *sy)
 		dwarf_lines_close(sy->modules[i].lines);
 	}
 	free(sy->modules);
+	cgt_locator_close(sy->locator);
 	free(sy->module_of_mapping);
 	free(sy->cache);
 	string_set_free(&sy->strings);

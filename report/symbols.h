@@ -23,15 +23,18 @@ void string_set_free(struct string_set *set);
 /* The section of elf called name, or NULL (elf_files.c). */
 Elf_Scn *elf_section(Elf *elf, const char *name);
 
-/* The separate debug file of elf (at path), as Valgrind finds it, or NULL.
-   The caller closes *fd after elf_end. */
-Elf *debug_file_open(Elf *elf, const char *path, int *fd);
+/* The separate debug file of elf (at path): found_debug if it is given
+   and has elf's build-id (a file found with it: cgt_locate_module), else
+   as Valgrind finds it; or NULL.  The caller closes *fd after elf_end. */
+Elf *debug_file_open(Elf *elf, const char *path, const char *found_debug, int *fd);
 
 struct elf_symbols;
 
 /* The function symbols of an ELF file (and of its separate debug file, if
-   any), by ELF virtual address.  NULL if it has none. */
-struct elf_symbols *elf_symbols_load(Elf *elf, const char *path, struct string_set *names);
+   any: see debug_file_open), by ELF virtual address.  NULL if it has
+   none. */
+struct elf_symbols *elf_symbols_load(Elf *elf, const char *path, const char *found_debug,
+				     struct string_set *names);
 /* The name of the function containing vaddr, or NULL. */
 const char *elf_symbols_find(const struct elf_symbols *s, uint64_t vaddr);
 void elf_symbols_free(struct elf_symbols *s);
@@ -39,8 +42,9 @@ void elf_symbols_free(struct elf_symbols *s);
 struct dwarf_lines;
 
 /* The line tables of an ELF file loaded at bias (or of its separate debug
-   file).  NULL if it has none. */
-struct dwarf_lines *dwarf_lines_open(const char *path, uint64_t bias, struct string_set *names);
+   file: see debug_file_open).  NULL if it has none. */
+struct dwarf_lines *dwarf_lines_open(const char *path, const char *found_debug, uint64_t bias,
+				     struct string_set *names);
 /* Sets *file and *line for the run-time address addr, if known. */
 void dwarf_lines_find(struct dwarf_lines *l, uint64_t addr, const char **file, int32_t *line);
 void dwarf_lines_close(struct dwarf_lines *l);

@@ -5,6 +5,8 @@
 #   gcc make pkg-config        build
 #   libzstd-dev                trace container (formats/)
 #   libelf-dev libdw-dev       build-ids (record), symbols and lines (report)
+#   libdebuginfod-dev          modules' files from debuginfod servers (report)
+#   debuginfod                 a local server for the test of that
 #   libiberty-dev              C++/Rust demangling, the demangler Valgrind embeds
 #   libipt-dev libzydis-dev    Intel PT decoding (decode/pt)
 #   valgrind                   the Valgrind backend: tool headers, static core
@@ -22,7 +24,7 @@
 #                              of clang that --no-install-recommends skips)
 set -eu
 
-PACKAGES="gcc make pkg-config libzstd-dev libelf-dev libdw-dev libiberty-dev libipt-dev libzydis-dev valgrind zstd python3 strace librsvg2-bin"
+PACKAGES="gcc make pkg-config libzstd-dev libelf-dev libdw-dev libdebuginfod-dev debuginfod libiberty-dev libipt-dev libzydis-dev valgrind zstd python3 strace librsvg2-bin"
 if [ "${1:-}" = fuzz ]; then
 	PACKAGES="$PACKAGES clang"
 	if command -v clang >/dev/null 2>&1; then

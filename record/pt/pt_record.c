@@ -274,8 +274,8 @@ static void close_events(struct pt_session *s, const int *which)
 
 /* Every wanted event on every CPU, the rings mapped.  Memory events that
    cannot be opened are left out, with the reason in samples_missing.
-   0, or -1 after a message. */
-static int open_events(struct pt_session *s)
+   0, or a negative status with the message in e. */
+static int open_events(struct pt_session *s, struct cgt_error *e)
 {
 	char why[512];
 	int leader = s->trace ? PT_EV_TRACE : PT_EV_SIDEBAND;
@@ -287,23 +287,22 @@ static int open_events(struct pt_session *s)
 		if (rc == 0) {
 			rc = perf_ring_map(&c->ring, c->fd[leader], DATA_PAGES,
 					   s->trace ? s->aux_bytes : 0, why, sizeof(why));
-			if (rc < 0) {
-				fprintf(stderr, "cgtrace: CPU %u: %s%s\n", i, why,
-					rc == -EPERM ? " (over the locked-memory limit: raise 'ulimit -l' "
-						       "or choose a smaller --pt-buffer)" : "");
-				return -1;
-			}
+			if (rc < 0)
+				return cgt_fail(e, cgt_err_io, "CPU %u: %s%s", i, why,
+						rc == -EPERM ? " (over the locked-memory limit: raise "
+							       "'ulimit -l' or choose a smaller --pt-buffer)"
+							     : "");
 		}
 		if (rc == 0)
 			rc = open_event(s, i, PT_EV_SIDEBAND, -1);
 		if (rc < 0) {
-			int e = c->fd[leader] < 0 ? leader : PT_EV_SIDEBAND;
-			fprintf(stderr, "cgtrace: cannot open the %s event on CPU %u: %s%s\n", event_name(e),
-				i, strerror(-rc),
-				rc == -EACCES || rc == -EPERM
-					? " (see kernel.perf_event_paranoid; CAP_PERFMON allows it)"
-				: rc == -EBUSY ? " (another Intel PT or LBR user holds this CPU)" : "");
-			return -1;
+			int failed = c->fd[leader] < 0 ? leader : PT_EV_SIDEBAND;
+			return cgt_fail(e, cgt_err_io, "cannot open the %s event on CPU %u: %s%s",
+					event_name(failed), i, strerror(-rc),
+					rc == -EACCES || rc == -EPERM
+						? " (see kernel.perf_event_paranoid; CAP_PERFMON allows it)"
+					: rc == -EBUSY ? " (another Intel PT or LBR user holds this CPU)"
+						       : "");
 		}
 	}
 	/* Memory sampling is best effort: the trace says what is missing. */
@@ -389,8 +388,11 @@ static void write_config(struct pt_session *s)
 	free(ids);
 }
 
-/* The child: waits until the parent has opened everything, then execs. */
-static void run_child(int go_r, int go_w, char *const *argv)
+/* The child: waits until the parent has opened everything, then execs.
+   Between fork and exec it says why the program cannot run on notes_fd,
+   with a write of its own (record_child_note), and exits as a shell
+   would. */
+static void run_child(int go_r, int go_w, char *const *argv, int notes_fd)
 {
 	char go;
 
@@ -399,12 +401,14 @@ static void run_child(int go_r, int go_w, char *const *argv)
 		_exit(127);	/* the parent gave up */
 	close(go_r);
 	execvp(argv[0], argv);
-	fprintf(stderr, "cgtrace: cannot run '%s': %s\n", argv[0], strerror(errno));
-	_exit(errno == ENOENT ? 127 : 126);
+	int err = errno;
+	record_child_note(notes_fd, "cannot run '%s': %s", argv[0], strerror(err));
+	_exit(err == ENOENT ? 127 : 126);
 }
 
-/* Buffer sizes that this user may lock; a message and -1 if none. */
-static int choose_buffers(struct pt_session *s)
+/* Buffer sizes that this user may lock; a negative status with the
+   message in e if none. */
+static int choose_buffers(struct pt_session *s, struct cgt_error *e)
 {
 	struct pt_access_facts f;
 	char why[512];
@@ -417,96 +421,95 @@ static int choose_buffers(struct pt_session *s)
 		s->aux_bytes = 0;
 	} else if (s->o->pt.buffer_bytes != 0) {
 		s->aux_bytes = s->o->pt.buffer_bytes;
-		if (s->aux_bytes < 2 * page || (s->aux_bytes & (s->aux_bytes - 1)) != 0) {
-			fprintf(stderr, "cgtrace: --pt-buffer must be a power of two of at least %zu "
-					"bytes\n", 2 * page);
-			return -1;
-		}
+		if (s->aux_bytes < 2 * page || (s->aux_bytes & (s->aux_bytes - 1)) != 0)
+			return cgt_fail(e, cgt_err_invalid,
+					"--pt-buffer must be a power of two of at least %zu bytes",
+					2 * page);
 	} else {
 		s->aux_bytes = pt_access_problem(&f, AUX_BYTES_LARGE + data, why, sizeof(why)) == NULL
 				       ? AUX_BYTES_LARGE : AUX_BYTES_SMALL;
 	}
 	const char *problem = pt_access_problem(&f, s->aux_bytes + data, why, sizeof(why));
-	if (problem != NULL) {
-		fprintf(stderr, "cgtrace: %s\n", problem);
-		return -1;
-	}
+	if (problem != NULL)
+		return cgt_fail(e, cgt_err_io, "%s", problem);
 	return 0;
 }
 
-static void report(const struct pt_session *s)
+static void report(const struct pt_session *s, FILE *notes)
 {
-	char n[CGT_COUNT_TEXT];
-	fprintf(stderr, "cgtrace: recorded %s bytes of Intel PT trace on %u CPUs into %s",
-		cgt_format_count(s->aux_total, n), s->n_cpus, s->path);
+	char n[CGT_COUNT_TEXT], modules[64] = "";
 	if (!s->trace)
-		fprintf(stderr, " (sideband only: %llu modules)", (unsigned long long)s->modules);
-	fputc('\n', stderr);
+		snprintf(modules, sizeof(modules), " (sideband only: %llu modules)",
+			 (unsigned long long)s->modules);
+	record_note(notes, "recorded %s bytes of Intel PT trace on %u CPUs into %s%s",
+		    cgt_format_count(s->aux_total, n), s->n_cpus, s->path, modules);
 	if (s->truncations)
-		fprintf(stderr, "cgtrace: the trace buffer overflowed %llu times: those stretches are "
-				"lost (a larger --pt-buffer helps)\n",
-			(unsigned long long)s->truncations);
+		record_note(notes, "the trace buffer overflowed %llu times: those stretches are "
+				   "lost (a larger --pt-buffer helps)",
+			    (unsigned long long)s->truncations);
 	if (s->lost_records)
-		fprintf(stderr, "cgtrace: %llu sideband records were lost\n",
-			(unsigned long long)s->lost_records);
+		record_note(notes, "%llu sideband records were lost", (unsigned long long)s->lost_records);
 	if (s->events.samples_missing[0] && s->trace)
-		fprintf(stderr, "cgtrace: no memory samples: %s; data-cache misses cannot be estimated\n",
-			s->events.samples_missing);
+		record_note(notes, "no memory samples: %s; data-cache misses cannot be estimated",
+			    s->events.samples_missing);
 }
 
-int pt_record(const struct cgt_record_options *o, int trace)
+int pt_record(const struct cgt_record_options *o, int trace, struct cgt_error *e)
 {
 	const char *tmpl = o->output ? o->output : CGT_DEFAULT_TRACE_NAME;
 	struct pt_session s = { .o = o, .trace = trace, .out_fd = -1 };
 	struct cgt_trace_header header = { 0 };
-	int go[2] = { -1, -1 }, status = 1, wstatus = 0;
+	int go[2] = { -1, -1 }, status, wstatus = 0;
 	char why[512];
 	const char *bad;
 
-	if (o->trace_children) {
-		fprintf(stderr, "cgtrace: --trace-children=yes is not supported by the pt backend; use "
-				"--backend=valgrind\n");
-		return 1;
-	}
+	if (o->trace_children)
+		return cgt_fail(e, cgt_err_invalid,
+				"--trace-children=yes is not supported by the pt backend; use "
+				"--backend=valgrind");
 	char *probe = cgt_expand_output_name(tmpl, 1, &bad);
-	if (probe == NULL) {
-		fprintf(stderr, "cgtrace: bad output name '%s': %s\n", tmpl, bad);
-		return 1;
-	}
+	if (probe == NULL)
+		return cgt_fail(e, cgt_err_invalid, "bad output name '%s': %s", tmpl, bad);
 	free(probe);
-	if (pt_events_build(&s.events, &o->pt, trace, why, sizeof(why)) < 0) {
-		fprintf(stderr, "cgtrace: --backend=pt: %s\n", why);
-		return 1;
-	}
-	if (choose_buffers(&s) < 0)
-		return 1;
+	if (pt_events_build(&s.events, &o->pt, trace, why, sizeof(why)) < 0)
+		return cgt_fail(e, cgt_err_invalid, "--backend=pt: %s", why);
+	if ((status = choose_buffers(&s, e)) < 0)
+		return status;
 	s.cpus = calloc(s.n_cpus, sizeof(*s.cpus));
 	if (s.cpus == NULL || pipe2(go, O_CLOEXEC) < 0) {
-		fprintf(stderr, "cgtrace: %s\n", strerror(errno));
+		status = cgt_fail(e, cgt_err_io, "%s", strerror(errno));
 		free(s.cpus);
-		return 1;
+		return status;
 	}
 	for (unsigned i = 0; i < s.n_cpus; i++)
 		for (int e = 0; e < PT_EV_COUNT; e++)
 			s.cpus[i].fd[e] = -1;
 
+	int notes_fd = o->notes ? fileno(o->notes) : -1;
 	s.pid = fork();
 	if (s.pid < 0) {
-		fprintf(stderr, "cgtrace: fork: %s\n", strerror(errno));
+		status = cgt_fail(e, cgt_err_io, "fork: %s", strerror(errno));
 		goto out;
 	}
 	if (s.pid == 0)
-		run_child(go[0], go[1], o->argv);
+		run_child(go[0], go[1], o->argv, notes_fd);
 	close(go[0]);
 	go[0] = -1;
 
 	s.path = cgt_expand_output_name(tmpl, s.pid, &bad);
-	if (open_events(&s) < 0 || s.path == NULL)
+	if ((status = open_events(&s, e)) < 0)
 		goto abandon;
+	if (s.path == NULL) {
+		status = cgt_fail(e, cgt_err_nomem, "bad output name '%s': %s", tmpl, bad);
+		goto abandon;
+	}
 	s.out_fd = record_open_output(s.path, &s.error);
 	if (s.out_fd < 0 || record_header_init(&header, "pt", o->argv, s.pid) < 0 ||
 	    cgt_writer_open(&s.writer, s.out_fd, s.path, &s.error) < 0) {
-		fprintf(stderr, "cgtrace: %s\n", s.out_fd < 0 || s.error.msg[0] ? s.error.msg : strerror(ENOMEM));
+		if (s.out_fd < 0 || s.error.msg[0])
+			status = cgt_fail(e, s.error.status, "%s", s.error.msg);
+		else
+			status = cgt_fail(e, cgt_err_nomem, "%s", strerror(ENOMEM));
 		goto abandon;
 	}
 	struct utsname host;
@@ -520,7 +523,7 @@ int pt_record(const struct cgt_record_options *o, int trace)
 		put(&s, CGT_REC_HEADER);
 	write_config(&s);
 	if (pthread_create(&s.reader, NULL, reader_main, &s) != 0) {
-		fprintf(stderr, "cgtrace: cannot start the reader thread\n");
+		status = cgt_fail(e, cgt_err_io, "cannot start the reader thread");
 		goto abandon;
 	}
 	s.reader_started = 1;
@@ -552,11 +555,11 @@ int pt_record(const struct cgt_record_options *o, int trace)
 	}
 	s.out_fd = -1;
 	if (s.failed) {
-		fprintf(stderr, "cgtrace: %s\n", s.error.msg);
+		record_note(o->notes, "%s", s.error.msg);
 		if (status == 0)
 			status = 1;
 	} else if (!o->quiet) {
-		report(&s);
+		report(&s, o->notes);
 	}
 	goto out;
 
@@ -570,7 +573,6 @@ abandon:	/* the program has not run: it exits without running anything */
 		close(s.out_fd);
 		unlink(s.path);
 	}
-	status = 1;
 out:
 	for (unsigned i = 0; s.cpus != NULL && i < s.n_cpus; i++) {
 		perf_ring_unmap(&s.cpus[i].ring);

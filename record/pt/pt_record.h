@@ -11,7 +11,7 @@
 
 /* Records o->argv.  With trace 0 only the sideband is recorded (module
    map, threads: what a host without Intel PT can do, for tests).  Returns
-   cgtrace's exit status, as cgt_record(). */
-int pt_record(const struct cgt_record_options *o, int trace);
+   as cgt_record(). */
+int pt_record(const struct cgt_record_options *o, int trace, struct cgt_error *e);
 
 #endif

@@ -116,12 +116,12 @@ static int own_arg(struct vg_launch *l, char *arg)
 }
 
 int vg_launch_prepare(struct vg_launch *l, const char *tool, const struct cgt_record_options *o,
-		      const char *out_tmpl, const struct vg_transport *t)
+		      const char *out_tmpl, const struct vg_transport *t, struct cgt_error *e)
 {
 	char *self = vg_self_exe();
 	char *valgrind = cgt_find_in_path("valgrind");
 	size_t argc = 0;
-	int rc = -1;
+	int rc = 1;	/* failed, and nothing said yet; then a status, or 0 */
 
 	memset(l, 0, sizeof(*l));
 	if (self == NULL)
@@ -136,8 +136,10 @@ int vg_launch_prepare(struct vg_launch *l, const char *tool, const struct cgt_re
 		char *tmp = getenv("TMPDIR");
 		l->tmpdir = format("%s/cgtrace-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 		if (l->tmpdir == NULL || mkdtemp(l->tmpdir) == NULL) {
-			fprintf(stderr, "cgtrace: cannot create a temporary directory: %s\n",
-				strerror(errno));
+			const char *why = strerror(errno);
+			rc = cgt_fail(e, cgt_err_io,
+				      "cannot create a temporary directory: %s\n"
+				      "cgtrace: cannot prepare the Valgrind command line: %s", why, why);
 			free(l->tmpdir);
 			l->tmpdir = NULL;
 			goto out;
@@ -150,7 +152,7 @@ int vg_launch_prepare(struct vg_launch *l, const char *tool, const struct cgt_re
 			goto out;
 		}
 		if (symlink(valgrind, link_vg) < 0 || symlink(self, link_bin) < 0) {
-			fprintf(stderr, "cgtrace: %s: %s\n", l->tmpdir, strerror(errno));
+			rc = cgt_fail(e, cgt_err_io, "%s: %s", l->tmpdir, strerror(errno));
 			free(link_vg);
 			free(link_bin);
 			goto out;
@@ -185,9 +187,9 @@ int vg_launch_prepare(struct vg_launch *l, const char *tool, const struct cgt_re
 	l->argv[l->n_own_argv + argc] = NULL;
 	rc = 0;
 out:
-	if (rc < 0 && l->tmpdir == NULL)
-		fprintf(stderr, "cgtrace: cannot prepare the Valgrind command line: %s\n",
-			strerror(errno ? errno : ENOMEM));
+	if (rc > 0)
+		rc = cgt_fail(e, cgt_err_io, "cannot prepare the Valgrind command line: %s",
+			      strerror(errno ? errno : ENOMEM));
 	free(self);
 	free(valgrind);
 	return rc;
@@ -233,7 +235,7 @@ void vg_launch_cleanup(struct vg_launch *l)
 	memset(l, 0, sizeof(*l));
 }
 
-int vg_launch_own(const struct vg_launch *l)
+int vg_launch_own(const struct vg_launch *l, struct cgt_error *e)
 {
 	char *p;
 	FILE *f;
@@ -242,14 +244,14 @@ int vg_launch_own(const struct vg_launch *l)
 	if (l->tmpdir == NULL)
 		return 0;
 	if (asprintf(&p, "%s/pid", l->tmpdir) < 0)
-		return -1;
+		return cgt_fail(e, cgt_err_nomem, "cannot write %s/pid: %s", l->tmpdir, strerror(ENOMEM));
 	if ((f = fopen(p, "wx")) != NULL) {
 		rc = fprintf(f, "%ld\n", (long)getpid()) > 0 ? 0 : -1;
 		if (fclose(f) != 0)
 			rc = -1;
 	}
 	if (rc < 0)
-		fprintf(stderr, "cgtrace: cannot write %s: %s\n", p, strerror(errno));
+		rc = cgt_fail(e, cgt_err_io, "cannot write %s: %s", p, strerror(errno));
 	free(p);
 	return rc;
 }
@@ -290,16 +292,20 @@ void vg_launch_sweep_stale(void)
 
 /* ---- Launcher ---------------------------------------------------------- */
 
-/* The sink of a traced child process: writes its trace, then exits. */
+/* The sink of a traced child process: writes its trace, says so on notes,
+   then exits.  A forked process of its own (no exec follows, and the
+   launcher has no other thread), so it may use stdio. */
 static void run_sink(struct vg_transport *t, const char *tmpl, long pid, char **client_argv,
-		     int quiet)
+		     int quiet, FILE *notes)
 {
 	struct vg_session s = { .out_fd = -1 };
 	const char *why;
 	int devnull = open("/dev/null", O_RDWR);
+	/* The notes' descriptor, moved clear of those set up below. */
+	int notes_fd = notes ? fcntl(fileno(notes), F_DUPFD_CLOEXEC, 5) : -1;
 
-	/* Hold none of the program's descriptors: a pipe it shares with
-	   others must close when it does. */
+	/* Hold none of the program's descriptors but the notes': a pipe it
+	   shares with others must close when it does. */
 	vg_transport_close_tool_ends(t);
 	dup2(t->ready[0], 3);
 	dup2(t->freed[1], 4);
@@ -309,14 +315,17 @@ static void run_sink(struct vg_transport *t, const char *tmpl, long pid, char **
 		dup2(devnull, 0);
 		dup2(devnull, 1);
 	}
-	close_range(5, ~0u, 0);
+	if (notes_fd > 5)
+		close_range(5, (unsigned)notes_fd - 1, 0);
+	close_range(notes_fd >= 5 ? (unsigned)notes_fd + 1 : 5, ~0u, 0);
+	notes = notes_fd >= 0 ? fdopen(notes_fd, "w") : NULL;
 	signal(SIGPIPE, SIG_IGN);
 
 	char *path = cgt_expand_output_name(tmpl, pid, &why);
 	s.path = path;
 	s.out_fd = path ? record_open_output(path, &s.error) : -1;
 	if (s.out_fd < 0 || record_header_init(&s.header, "valgrind", client_argv, pid) < 0) {
-		fprintf(stderr, "cgtrace: child %ld: %s\n", pid, path ? s.error.msg : why);
+		record_note(notes, "child %ld: %s", pid, path ? s.error.msg : why);
 		s.failed = 1;
 	}
 	vg_session_run(&s, t);
@@ -338,15 +347,16 @@ static void run_sink(struct vg_transport *t, const char *tmpl, long pid, char **
 		_exit(1);
 	}
 	if (vg_session_finish(&s, s.stream.fini_seen ? &end : NULL) < 0)
-		fprintf(stderr, "cgtrace: child %ld: %s\n", pid, s.error.msg);
+		record_note(notes, "child %ld: %s", pid, s.error.msg);
 	else if (!quiet)
-		vg_session_report(&s);
+		vg_session_report(&s, notes);
 	_exit(0);
 }
 
 /* Starts the sink, detached (it must not be a child of the program, which
    might wait for all its children).  Fills t with the tool's ends. */
-static int start_sink(struct vg_transport *t, const char *tmpl, char **client_argv, int quiet)
+static int start_sink(struct vg_transport *t, const char *tmpl, char **client_argv, int quiet,
+		      FILE *notes)
 {
 	long pid = (long)getpid();
 
@@ -357,14 +367,14 @@ static int start_sink(struct vg_transport *t, const char *tmpl, char **client_ar
 		return -1;
 	if (a == 0) {
 		if (fork() == 0)
-			run_sink(t, tmpl, pid, client_argv, quiet);
+			run_sink(t, tmpl, pid, client_argv, quiet, notes);
 		_exit(0);
 	}
 	waitpid(a, NULL, 0);
 	return 0;
 }
 
-int vg_launcher(int argc, char **argv)
+int vg_launcher(int argc, char **argv, FILE *notes, struct cgt_error *e)
 {
 	const char *tmpl = NULL;
 	long fd = -1;
@@ -394,10 +404,11 @@ int vg_launcher(int argc, char **argv)
 	}
 	char *self = vg_self_exe(), *tool = vg_tool_path(), *launcher = NULL;
 	char **env = NULL, **tool_argv = NULL;
+	int rc;
 	if (self == NULL || tool == NULL || fd_arg < 0 || free_arg < 0 || shm_arg < 0 ||
 	    pipe_arg < 0 || tmpl == NULL || client >= argc) {
-		fprintf(stderr, "cgtrace: started as Valgrind's launcher with an unexpected command "
-				"line\n");
+		rc = cgt_fail(e, cgt_err_invalid,
+			      "started as Valgrind's launcher with an unexpected command line");
 		goto fail;
 	}
 
@@ -409,9 +420,9 @@ int vg_launcher(int argc, char **argv)
 		   (unsigned long long)st.st_ino == id;
 	if (!ours) {
 		struct vg_transport t;
-		if (start_sink(&t, tmpl, argv + client, quiet) < 0) {
-			fprintf(stderr, "cgtrace: cannot trace child %s: %s\n", argv[client],
-				strerror(errno));
+		if (start_sink(&t, tmpl, argv + client, quiet, notes) < 0) {
+			rc = cgt_fail(e, cgt_err_io, "cannot trace child %s: %s", argv[client],
+				      strerror(errno));
 			goto fail;
 		}
 		/* Replaced in argv for the execve: these live as long as the
@@ -421,6 +432,8 @@ int vg_launcher(int argc, char **argv)
 		    (pipe = format(OPT_PIPE "%llu", vg_transport_id(&t))) == NULL) {
 			for (int i = 0; i < 3; i++)
 				free(opts[i]);
+			rc = cgt_fail(e, cgt_err_nomem, "cannot trace child %s: %s", argv[client],
+				      strerror(ENOMEM));
 			goto fail;
 		}
 		argv[pipe_arg] = pipe;
@@ -445,14 +458,15 @@ int vg_launcher(int argc, char **argv)
 	}
 	launcher = format("VALGRIND_LAUNCHER=%s", self);
 	env = launcher ? env_with(environ, launcher) : NULL;
-	if (env == NULL)
+	tool_argv = ours ? calloc((size_t)argc + 2, sizeof(char *)) : argv;
+	if (env == NULL || tool_argv == NULL) {
+		rc = cgt_fail(e, cgt_err_nomem, "cannot start the Valgrind tool %s: %s", tool,
+			      strerror(ENOMEM));
 		goto fail;
+	}
 	/* Without gdbserver, Valgrind makes no FIFOs in $TMPDIR, which a
 	   process killed by SIGKILL would leave behind.  (Children of the
 	   program inherit the option with the rest of Valgrind's.) */
-	tool_argv = ours ? calloc((size_t)argc + 2, sizeof(char *)) : argv;
-	if (tool_argv == NULL)
-		goto fail;
 	if (ours) {	/* after --tool=cgtrace, which Valgrind's children's launcher needs first */
 		tool_argv[0] = argv[0];
 		tool_argv[1] = argv[1];
@@ -460,7 +474,7 @@ int vg_launcher(int argc, char **argv)
 		memcpy(tool_argv + 3, argv + 2, (size_t)(argc - 1) * sizeof(char *));
 	}
 	execve(tool, tool_argv, env);
-	fprintf(stderr, "cgtrace: cannot start the Valgrind tool %s: %s\n", tool, strerror(errno));
+	rc = cgt_fail(e, cgt_err_io, "cannot start the Valgrind tool %s: %s", tool, strerror(errno));
 fail:
 	if (tool_argv != argv)
 		free(tool_argv);
@@ -468,5 +482,5 @@ fail:
 	free(launcher);
 	free(tool);
 	free(self);
-	return 1;
+	return rc;
 }

@@ -21,9 +21,10 @@ struct vg_launch {
 };
 
 /* Prepares argv/envp to record o->argv through the tool writing to t;
-   out_tmpl names the traces of child processes. */
+   out_tmpl names the traces of child processes.  0, or a negative status
+   with the message in e. */
 int vg_launch_prepare(struct vg_launch *l, const char *tool, const struct cgt_record_options *o,
-		      const char *out_tmpl, const struct vg_transport *t);
+		      const char *out_tmpl, const struct vg_transport *t, struct cgt_error *e);
 /* Removes the private directory and frees what prepare allocated; may be
    called again. */
 void vg_launch_cleanup(struct vg_launch *l);
@@ -34,9 +35,10 @@ void vg_launch_cleanup(struct vg_launch *l);
  * cgtrace's pid into it; vg_launch_sweep_stale removes the directories
  * left by a cgtrace killed before that (its pid is dead).
  */
-int vg_launch_own(const struct vg_launch *l);
+int vg_launch_own(const struct vg_launch *l, struct cgt_error *e);
 void vg_launch_sweep_stale(void);
 
-int vg_launcher(int argc, char **argv);
+/* cgt_record_launcher (record.h). */
+int vg_launcher(int argc, char **argv, FILE *notes, struct cgt_error *e);
 
 #endif

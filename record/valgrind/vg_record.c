@@ -46,29 +46,26 @@
 #define VALGRIND_LIBDIR "/usr/libexec/valgrind"
 #define VALGRIND_PRELOAD "vgpreload_core-amd64-linux.so"
 
-static int check_valgrind(const char *tool)
+static int check_valgrind(const char *tool, struct cgt_error *e)
 {
 	const char *libdir = getenv("VALGRIND_LIB");
 	char preload[4096];
 
 	snprintf(preload, sizeof(preload), "%s/%s", libdir ? libdir : VALGRIND_LIBDIR,
 		 VALGRIND_PRELOAD);
-	if (access(preload, R_OK) != 0) {
-		fprintf(stderr,
-			"cgtrace: Valgrind is not installed (%s is missing).\n"
-			"cgtrace: install it with 'sudo apt-get install valgrind' (or run "
-			"scripts/install-deps.sh), or use --backend=pt on an Intel host\n",
-			preload);
-		return -1;
-	}
-	if (tool == NULL || access(tool, X_OK) != 0) {
-		fprintf(stderr,
-			"cgtrace: the Valgrind tool %s is missing: it is built by 'make' from "
-			"record/valgrind/ and needs Valgrind's tool headers and libraries "
-			"('sudo apt-get install valgrind', or scripts/install-deps.sh)\n",
-			tool ? tool : "lib/cgtrace/cgtrace-amd64-linux");
-		return -1;
-	}
+	/* Two lines, the second as cgtrace's too. */
+	if (access(preload, R_OK) != 0)
+		return cgt_fail(e, cgt_err_io,
+				"Valgrind is not installed (%s is missing).\n"
+				"cgtrace: install it with 'sudo apt-get install valgrind' (or run "
+				"scripts/install-deps.sh), or use --backend=pt on an Intel host",
+				preload);
+	if (tool == NULL || access(tool, X_OK) != 0)
+		return cgt_fail(e, cgt_err_io,
+				"the Valgrind tool %s is missing: it is built by 'make' from "
+				"record/valgrind/ and needs Valgrind's tool headers and libraries "
+				"('sudo apt-get install valgrind', or scripts/install-deps.sh)",
+				tool ? tool : "lib/cgtrace/cgtrace-amd64-linux");
 	return 0;
 }
 
@@ -90,8 +87,10 @@ static void end_from_status(struct cgt_trace_end *end, const struct vg_session *
 static void (*xfsz_given)(int) = SIG_DFL;
 
 /* The child: waits until the parent has opened the output, then starts
-   Valgrind.  Never returns. */
-static void run_child(int go_fd, int go_w, struct vg_transport *t, char **vg_argv, char **envp)
+   Valgrind.  Never returns.  Between fork and exec it says why it could
+   not start on notes_fd, with a write of its own (record_child_note). */
+static void run_child(int go_fd, int go_w, struct vg_transport *t, char **vg_argv, char **envp,
+		      int notes_fd)
 {
 	char go;
 
@@ -104,11 +103,11 @@ static void run_child(int go_fd, int go_w, struct vg_transport *t, char **vg_arg
 	signal(SIGXFSZ, xfsz_given);	/* the program's, as the shell gave it */
 	vg_transport_pass_to_tool(t);	/* the only descriptors the tool inherits */
 	execve(vg_argv[0], vg_argv, envp);
-	fprintf(stderr, "cgtrace: cannot start Valgrind (%s): %s\n", vg_argv[0], strerror(errno));
+	record_child_note(notes_fd, "cannot start Valgrind (%s): %s", vg_argv[0], strerror(errno));
 	_exit(127);
 }
 
-int vg_record(const struct cgt_record_options *o)
+int vg_record(const struct cgt_record_options *o, struct cgt_error *e)
 {
 	pid_t child_pid;
 	const char *tmpl = o->output ? o->output : CGT_DEFAULT_TRACE_NAME;
@@ -116,7 +115,7 @@ int vg_record(const struct cgt_record_options *o)
 	struct vg_launch launch = { 0 };
 	struct vg_transport tr = { .shm_fd = -1, .ready = { -1, -1 }, .freed = { -1, -1 } };
 	int go[2] = { -1, -1 };
-	int status = 1;
+	int status = -1;	/* until the program starts: a cgt_status in e */
 	char *tool = NULL, *out_path = NULL, *abs_tmpl = NULL;
 	const char *why;
 
@@ -124,17 +123,18 @@ int vg_record(const struct cgt_record_options *o)
 	if (xfsz_given == SIG_ERR)
 		xfsz_given = SIG_DFL;
 	tool = vg_tool_path();
-	if (check_valgrind(tool) < 0)
+	if ((status = check_valgrind(tool, e)) < 0)
 		goto out;
 	if (o->trace_children && strstr(tmpl, "%p") == NULL) {
-		fprintf(stderr, "cgtrace: with --trace-children=yes the output name needs %%p, so that "
-				"each process gets a trace of its own (e.g. -o trace.%%p.zst)\n");
+		status = cgt_fail(e, cgt_err_invalid,
+				  "with --trace-children=yes the output name needs %%p, so that "
+				  "each process gets a trace of its own (e.g. -o trace.%%p.zst)");
 		goto out;
 	}
 	/* Refuse a bad template before anything runs. */
 	char *probe = cgt_expand_output_name(tmpl, 1, &why);
 	if (probe == NULL) {
-		fprintf(stderr, "cgtrace: bad output name '%s': %s\n", tmpl, why);
+		status = cgt_fail(e, cgt_err_invalid, "bad output name '%s': %s", tmpl, why);
 		goto out;
 	}
 	free(probe);
@@ -148,26 +148,29 @@ int vg_record(const struct cgt_record_options *o)
 	}
 	if (abs_tmpl == NULL || vg_transport_open(&tr) < 0 || pipe2(go, O_CLOEXEC) < 0) {
 		if (errno == EFBIG)
-			fprintf(stderr, "cgtrace: cannot create the %u MiB of buffers shared with Valgrind: "
-					"%s (the file size limit, ulimit -f, must be at least that)\n",
-				(unsigned)(VG_TRANSPORT_BYTES >> 20), strerror(errno));
+			status = cgt_fail(e, cgt_err_io,
+					  "cannot create the %u MiB of buffers shared with Valgrind: "
+					  "%s (the file size limit, ulimit -f, must be at least that)",
+					  (unsigned)(VG_TRANSPORT_BYTES >> 20), strerror(errno));
 		else
-			fprintf(stderr, "cgtrace: %s\n", strerror(errno));
+			status = cgt_fail(e, cgt_err_io, "%s", strerror(errno));
 		goto out;
 	}
 	vg_launch_sweep_stale();
-	if (vg_launch_prepare(&launch, tool, o, abs_tmpl, &tr) < 0 || vg_launch_own(&launch) < 0)
+	if ((status = vg_launch_prepare(&launch, tool, o, abs_tmpl, &tr, e)) < 0 ||
+	    (status = vg_launch_own(&launch, e)) < 0)
 		goto out;
 	if (o->trace_children)
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
 
+	int notes_fd = o->notes ? fileno(o->notes) : -1;
 	child_pid = fork();
 	if (child_pid < 0) {
-		fprintf(stderr, "cgtrace: fork: %s\n", strerror(errno));
+		status = cgt_fail(e, cgt_err_io, "fork: %s", strerror(errno));
 		goto out;
 	}
 	if (child_pid == 0)
-		run_child(go[0], go[1], &tr, launch.argv, launch.envp);
+		run_child(go[0], go[1], &tr, launch.argv, launch.envp, notes_fd);
 	close(go[0]);
 	go[0] = -1;
 	vg_transport_close_tool_ends(&tr);
@@ -175,9 +178,13 @@ int vg_record(const struct cgt_record_options *o)
 	/* The name may contain the program's pid, which is the child's. */
 	out_path = cgt_expand_output_name(tmpl, child_pid, &why);
 	s.path = out_path;
-	s.out_fd = out_path ? record_open_output(out_path, &s.error) : -1;
+	s.out_fd = out_path ? record_open_output(out_path, &s.error)
+			    : cgt_fail(&s.error, cgt_err_nomem, "bad output name '%s': %s", tmpl, why);
 	if (s.out_fd < 0 || record_header_init(&s.header, "valgrind", o->argv, child_pid) < 0) {
-		fprintf(stderr, "cgtrace: %s\n", s.out_fd < 0 ? s.error.msg : strerror(ENOMEM));
+		if (s.out_fd < 0)
+			status = cgt_fail(e, s.error.status, "%s", s.error.msg);
+		else
+			status = cgt_fail(e, cgt_err_nomem, "%s", strerror(ENOMEM));
 		close(go[1]);	/* the child exits without running anything */
 		go[1] = -1;
 		waitpid(child_pid, NULL, 0);
@@ -207,9 +214,9 @@ int vg_record(const struct cgt_record_options *o)
 		/* Valgrind stopped before our tool started: it said why. */
 		vg_session_finish(&s, NULL);
 		unlink(out_path);
-		fprintf(stderr, "cgtrace: Valgrind did not start the program (exit status %d); no "
-				"trace written\n",
-			status);
+		record_note(o->notes, "Valgrind did not start the program (exit status %d); no "
+				      "trace written",
+			    status);
 		if (status == 0)
 			status = 1;
 		goto wait_children;
@@ -220,27 +227,27 @@ int vg_record(const struct cgt_record_options *o)
 	   and the tool's last buffer is lost; an END would claim a whole run. */
 	int cut_short = s.stream.truncated;
 	if (vg_session_finish(&s, cut_short ? NULL : &end) < 0) {
-		fprintf(stderr, "cgtrace: %s\n", s.error.msg);
+		record_note(o->notes, "%s", s.error.msg);
 		struct stat st;
 		int empty = stat(out_path, &st) == 0 && st.st_size == 0;
 		if (empty)
 			unlink(out_path);
 		if (s.stopped && empty)
-			fprintf(stderr, "cgtrace: stopped the program, since its trace could not go on; "
-					"no trace written\n");
+			record_note(o->notes, "stopped the program, since its trace could not go on; "
+					      "no trace written");
 		else if (s.stopped)
-			fprintf(stderr, "cgtrace: stopped the program, since its trace could not go on; "
-					"%s holds the trace up to there, without an end record\n",
-				out_path);
+			record_note(o->notes, "stopped the program, since its trace could not go on; "
+					      "%s holds the trace up to there, without an end record",
+				    out_path);
 		status = 1;
 	} else {
 		if (cut_short)
-			fprintf(stderr, "cgtrace: the program's stream ended early (killed by signal %d, "
-					"which Valgrind cannot see coming?); the trace holds what arrived, "
-					"without an end record\n",
-				WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
+			record_note(o->notes, "the program's stream ended early (killed by signal %d, "
+					      "which Valgrind cannot see coming?); the trace holds what "
+					      "arrived, without an end record",
+				    WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
 		if (!o->quiet)
-			vg_session_report(&s);
+			vg_session_report(&s, o->notes);
 	}
 
 wait_children:
@@ -260,7 +267,7 @@ out:
 	return status;
 }
 
-int cgt_record_launcher(int argc, char **argv)
+int cgt_record_launcher(int argc, char **argv, FILE *notes, struct cgt_error *e)
 {
-	return vg_launcher(argc, argv);
+	return vg_launcher(argc, argv, notes, e);
 }

@@ -4,7 +4,6 @@
 
 #include "record.h"
 
-int vg_record(const struct cgt_record_options *o);
-int vg_launcher(int argc, char **argv);
+int vg_record(const struct cgt_record_options *o, struct cgt_error *e);
 
 #endif

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "record.h"
 
 #define TOOL_NAME "cgtrace-amd64-linux"
@@ -110,13 +111,13 @@ int vg_session_finish(struct vg_session *s, const struct cgt_trace_end *end)
 	return s->failed ? -1 : 0;
 }
 
-void vg_session_report(const struct vg_session *s)
+void vg_session_report(const struct vg_session *s, FILE *notes)
 {
 	struct stat st;
 	char n[CGT_COUNT_TEXT];
 	uint64_t insns = s->stream.counts.insns;
 	double bytes = stat(s->path, &st) == 0 ? (double)st.st_size : 0;
 
-	fprintf(stderr, "cgtrace: recorded %s instructions into %s (%.1f MB, %.3f bytes per instruction)\n",
-		cgt_format_count(insns, n), s->path, bytes / 1e6, insns ? bytes / (double)insns : 0.0);
+	record_note(notes, "recorded %s instructions into %s (%.1f MB, %.3f bytes per instruction)",
+		    cgt_format_count(insns, n), s->path, bytes / 1e6, insns ? bytes / (double)insns : 0.0);
 }

@@ -7,6 +7,7 @@
 #ifndef CGTRACE_VG_SESSION_H
 #define CGTRACE_VG_SESSION_H
 
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "trace.h"
@@ -40,7 +41,7 @@ void vg_session_run(struct vg_session *s, const struct vg_transport *t);
    short), closes the file.  Returns 0 or -1 (error set). */
 int vg_session_finish(struct vg_session *s, const struct cgt_trace_end *end);
 
-/* Prints "cgtrace: recorded N instructions into FILE (...)". */
-void vg_session_report(const struct vg_session *s);
+/* Says "cgtrace: recorded N instructions into FILE (...)" on notes. */
+void vg_session_report(const struct vg_session *s, FILE *notes);
 
 #endif

@@ -44,12 +44,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.files = files, .n_files = 1, .threshold = 0.1, .show_percs = 1,
 		.context = 8, .invocation = "cgtrace report fuzz",
 	};
-	cgt_annotate(fuzz_devnull(), fuzz_devnull(), &text);
+	cgt_annotate(fuzz_devnull(), &text, &e);
 	struct cgt_annotate_options json = {
 		.files = files, .n_files = 2, .diff = 1, .threshold = 1.0,
 		.context = 8, .invocation = "cgtrace report --diff fuzz fuzz", .json = 1,
 	};
-	cgt_annotate(fuzz_devnull(), fuzz_devnull(), &json);
+	cgt_annotate(fuzz_devnull(), &json, &e);
 	fuzz_file_close(&f);
 	return 0;
 }

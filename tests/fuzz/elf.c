@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	Elf *elf = elf_begin(f.fd, ELF_C_READ_MMAP, NULL);
 	if (elf != NULL) {
 		n = addresses(elf, at, sizeof(at) / sizeof(at[0]));
-		struct elf_symbols *s = elf_symbols_load(elf, f.path, &names);
+		struct elf_symbols *s = elf_symbols_load(elf, f.path, NULL, &names);
 		for (size_t i = 0; s != NULL && i < n; i++) {
 			elf_symbols_find(s, at[i]);
 			elf_symbols_find(s, at[i] + 1);
@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		elf_symbols_free(s);
 		elf_end(elf);
 	}
-	struct dwarf_lines *l = dwarf_lines_open(f.path, 0, &names);
+	struct dwarf_lines *l = dwarf_lines_open(f.path, NULL, 0, &names);
 	for (size_t i = 0; l != NULL && i < n; i++) {
 		const char *file = NULL;
 		int32_t line = 0;

@@ -25,7 +25,7 @@ static inline void fuzz_read_trace(const char *path)
 	struct cgt_sim_options so = { .cache_sim = 1, .branch_sim = 1, .configs = &caches,
 				      .n_configs = 1, .trace_path = path };
 
-	fuzz_say("info", cgt_trace_info(fuzz_devnull(), fuzz_devnull(), path, NULL, &e), &e);
+	fuzz_say("info", cgt_trace_info(fuzz_devnull(), fuzz_devnull(), path, NULL, NULL, &e), &e);
 
 	int rc = cgt_decoder_open(&d, path, NULL, &e);
 	fuzz_say("decoder open", rc, &e);

@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc = cgt_pt_decode(in.path, out.fd, out.path, &scratch, &e);
 	fuzz_say("pt decode", rc, &e);
 	if (rc == 0) {
-		if (cgt_trace_info(fuzz_devnull(), fuzz_devnull(), out.path, NULL, &e) < 0) {
+		if (cgt_trace_info(fuzz_devnull(), fuzz_devnull(), out.path, NULL, NULL, &e) < 0) {
 			fprintf(stderr, "pt fuzz: the decode does not read back: %s\n", e.msg);
 			abort();
 		}

@@ -2,7 +2,11 @@
  * The PT recorder's perf_event code, run for real with the sideband
  * event alone (this host has no Intel PT): the module map it writes for a
  * traced program must be the program's own, as /proc/PID/maps shows it.
+ * And the recorder's contract on messages (record.h): notes, also those
+ * of the forked child, go to the caller's stream, errors before the start
+ * to the caller's cgt_error; nothing to stderr.
  */
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,10 +111,14 @@ static void records_the_program_module_map(void)
 	char script[400];
 	snprintf(script, sizeof(script), "cat /proc/$$/maps > %s; :", maps_path);
 	char *argv[] = { "/bin/sh", "-c", script, NULL };
-	struct cgt_record_options o = { .output = trace_path, .quiet = 1, .argv = argv };
+	struct cgt_record_options o = { .output = trace_path, .quiet = 1, .argv = argv,
+					.notes = stderr };
+	struct cgt_error e;
 	cgt_pt_options_default(&o.pt);
 
-	int status = pt_record(&o, 0);
+	int status = pt_record(&o, 0, &e);
+	if (status < 0)
+		printf("# %s\n", e.msg);
 	CHECK_EQ(status, 0);
 	read_trace();
 	CHECK(saw_header);
@@ -133,20 +141,95 @@ static void records_the_program_module_map(void)
 static void exit_status_passes_through(void)
 {
 	char *argv[] = { "/bin/sh", "-c", "exit 7", NULL };
-	struct cgt_record_options o = { .output = trace_path, .quiet = 1, .argv = argv };
+	struct cgt_record_options o = { .output = trace_path, .quiet = 1, .argv = argv,
+					.notes = stderr };
+	struct cgt_error e;
 	cgt_pt_options_default(&o.pt);
-	CHECK_EQ(pt_record(&o, 0), 7);
+	int status = pt_record(&o, 0, &e);
+	if (status < 0)
+		printf("# %s\n", e.msg);
+	CHECK_EQ(status, 7);
+}
+
+/* Runs pt_record(o, 0) with stderr sent to a file; what it wrote there
+   goes to err_text. */
+static int record_capturing_stderr(struct cgt_record_options *o, struct cgt_error *e,
+				   char *err_text, size_t size)
+{
+	char path[300];
+	snprintf(path, sizeof(path), "%s/stderr", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600), saved = dup(2);
+	fflush(stderr);
+	dup2(fd, 2);
+	int status = pt_record(o, 0, e);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	ssize_t n = pread(fd, err_text, size - 1, 0);
+	err_text[n > 0 ? n : 0] = '\0';
+	close(fd);
+	return status;
+}
+
+static void notes_go_to_the_callers_stream(void)
+{
+	/* The child cannot exec it: it says so between fork and exec. */
+	char *argv[] = { "./no-such-program-xyz", NULL };
+	char notes_path[300], notes[2000], err[2000];
+	snprintf(notes_path, sizeof(notes_path), "%s/notes", dir);
+	FILE *f = fopen(notes_path, "w+");
+	struct cgt_record_options o = { .output = trace_path, .argv = argv, .notes = f };
+	struct cgt_error e;
+	cgt_pt_options_default(&o.pt);
+
+	int status = record_capturing_stderr(&o, &e, err, sizeof(err));
+	CHECK_EQ(status, 127);
+	CHECK_EQ(strlen(err), 0);
+	rewind(f);
+	notes[fread(notes, 1, sizeof(notes) - 1, f)] = '\0';
+	fclose(f);
+	const char *cannot_run =
+		"cgtrace: cannot run './no-such-program-xyz': No such file or directory\n";
+	const char *recorded = "cgtrace: recorded 0 bytes of Intel PT trace on ";
+	CHECK(strncmp(notes, cannot_run, strlen(cannot_run)) == 0);
+	const char *summary = notes + strlen(cannot_run);
+	CHECK(strncmp(summary, recorded, strlen(recorded)) == 0);
+	CHECK(strstr(summary, trace_path) != NULL);
+	CHECK(strchr(summary, '\n') == summary + strlen(summary) - 1);
+	if (check_failed)
+		printf("  notes:\n%s  stderr:\n%s", notes, err);
+}
+
+static void errors_before_the_start_come_back(void)
+{
+	char *argv[] = { "/bin/true", NULL };
+	char notes_path[300], err[2000];
+	snprintf(notes_path, sizeof(notes_path), "%s/notes", dir);
+	FILE *f = fopen(notes_path, "w+");
+	struct cgt_record_options o = { .output = "bad%x", .argv = argv, .notes = f };
+	struct cgt_error e = { 0 };
+	cgt_pt_options_default(&o.pt);
+
+	int status = record_capturing_stderr(&o, &e, err, sizeof(err));
+	CHECK_EQ(status, -cgt_err_invalid);
+	CHECK_EQ(e.status, cgt_err_invalid);
+	CHECK(strcmp(e.msg, "bad output name 'bad%x': a % must be followed by p, q{VAR} or %") == 0);
+	CHECK_EQ(strlen(err), 0);
+	CHECK_EQ(ftell(f), 0);
+	fclose(f);
 }
 
 int main(void)
 {
-	PLAN(2);
+	PLAN(4);
 	if (mkdtemp(dir) == NULL)
 		return 1;
 	snprintf(trace_path, sizeof(trace_path), "%s/trace.zst", dir);
 	snprintf(maps_path, sizeof(maps_path), "%s/maps", dir);
 	RUN(records_the_program_module_map);
 	RUN(exit_status_passes_through);
+	RUN(notes_go_to_the_callers_stream);
+	RUN(errors_before_the_start_come_back);
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) == 0 ? CHECK_DONE() : 1;

@@ -1,0 +1,235 @@
+/*
+ * Where a recorded module's file is now (report.h, cgt_locate_module):
+ * the recorded path, the build-id cache, an archive, debuginfod -- in that
+ * order, each taken only if its file has the recorded build-id.
+ *
+ * An archive is unpacked once, on the first module that needs it, into a
+ * directory of the caller's scratch directory that is laid out as a
+ * build-id cache and removed when the locator is closed.
+ */
+#include <dirent.h>
+#include <elfutils/debuginfod.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "report.h"
+
+struct cgt_locator {
+	struct cgt_locator_options o;
+	char *scratch;			/* what close removes */
+	debuginfod_client *debuginfod;	/* NULL until asked */
+	int debuginfod_failed;
+	time_t deadline;		/* of the current debuginfod request */
+};
+
+static void __attribute__((format(printf, 2, 3))) warn(const struct cgt_locator *l, const char *fmt, ...)
+{
+	if (l->o.warnings == NULL)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("cgtrace: warning: ", l->o.warnings);
+	vfprintf(l->o.warnings, fmt, ap);
+	fputc('\n', l->o.warnings);
+	va_end(ap);
+}
+
+int cgt_locator_open(struct cgt_locator **out, const struct cgt_locator_options *o,
+		     struct cgt_error *e)
+{
+	struct cgt_locator *l = calloc(1, sizeof(*l));
+	*out = NULL;
+	if (l == NULL)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	if (o != NULL)
+		l->o = *o;
+	*out = l;
+	return 0;
+}
+
+/* Removes a directory tree made by the locator (regular files and
+   directories only: it made nothing else). */
+static void remove_tree(const char *path)
+{
+	DIR *d = opendir(path);
+	if (d != NULL) {
+		struct dirent *ent;
+		while ((ent = readdir(d)) != NULL) {
+			if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
+				continue;
+			char *sub;
+			if (asprintf(&sub, "%s/%s", path, ent->d_name) < 0)
+				continue;
+			if (ent->d_type == DT_DIR)
+				remove_tree(sub);
+			else
+				unlink(sub);
+			free(sub);
+		}
+		closedir(d);
+	}
+	rmdir(path);
+}
+
+void cgt_locator_close(struct cgt_locator *l)
+{
+	if (l == NULL)
+		return;
+	if (l->scratch != NULL)
+		remove_tree(l->scratch);
+	free(l->scratch);
+	if (l->debuginfod != NULL)
+		debuginfod_end(l->debuginfod);
+	free(l);
+}
+
+const char *cgt_module_source_name(enum cgt_module_source s)
+{
+	switch (s) {
+	case CGT_MODULE_RECORDED_PATH:
+		return "the recorded path";
+	case CGT_MODULE_CACHE:
+		return "the build-id cache";
+	case CGT_MODULE_ARCHIVE:
+		return "the archive";
+	case CGT_MODULE_DEBUGINFOD:
+		return "debuginfod";
+	case CGT_MODULE_NOWHERE:
+		break;
+	}
+	return "nowhere";
+}
+
+void cgt_module_files_free(struct cgt_module_files *f)
+{
+	free(f->elf);
+	free(f->debug);
+	free(f->why);
+	memset(f, 0, sizeof(*f));
+}
+
+/* The elf (and debug, if there) of build-id id in the cache-laid-out dir.
+   1 found, 0 not. */
+static int from_cache_dir(const struct cgt_locator *l, const char *dir, const struct cgt_module *m,
+			  struct cgt_module_files *f)
+{
+	char *foreign;
+	f->elf = cgt_build_id_cache_find(dir, m->build_id, m->build_id_len, "elf", &foreign);
+	if (foreign != NULL) {
+		warn(l, "%s is not the file of build-id it is filed under; ignored", foreign);
+		free(foreign);
+	}
+	if (f->elf == NULL)
+		return 0;
+	f->debug = cgt_build_id_cache_find(dir, m->build_id, m->build_id_len, "debug", &foreign);
+	if (foreign != NULL) {
+		warn(l, "%s is not the file of build-id it is filed under; ignored", foreign);
+		free(foreign);
+	}
+	return 1;
+}
+
+/* Gives up on a request past its deadline (libdebuginfod calls this while
+   it waits, also for a server that does not answer). */
+static int debuginfod_progress(debuginfod_client *c, long done, long total)
+{
+	(void)done;
+	(void)total;
+	const struct cgt_locator *l = debuginfod_get_user_data(c);
+	return time(NULL) > l->deadline;
+}
+
+/* A file of build-id id from the servers of DEBUGINFOD_URLS (debuginfo:
+   the debug file, else the executable); its path in libdebuginfod's own
+   cache (malloc'd), or NULL. */
+static char *from_debuginfod(struct cgt_locator *l, const struct cgt_module *m, int debuginfo,
+			     const char **why)
+{
+	if (l->debuginfod_failed) {
+		*why = "debuginfod did not answer";
+		return NULL;
+	}
+	if (l->debuginfod == NULL) {
+		l->debuginfod = debuginfod_begin();
+		if (l->debuginfod == NULL) {
+			*why = "libdebuginfod could not start";
+			l->debuginfod_failed = 1;
+			return NULL;
+		}
+		debuginfod_set_user_data(l->debuginfod, l);
+		debuginfod_set_progressfn(l->debuginfod, debuginfod_progress);
+	}
+	char *path = NULL;
+	l->deadline = time(NULL) + (l->o.debuginfod_timeout > 0 ? l->o.debuginfod_timeout : 10);
+	int fd = debuginfo ? debuginfod_find_debuginfo(l->debuginfod, m->build_id, (int)m->build_id_len, &path)
+			   : debuginfod_find_executable(l->debuginfod, m->build_id, (int)m->build_id_len, &path);
+	if (fd < 0) {
+		*why = "the debuginfod servers do not have it";
+		if (fd != -ENOENT) {
+			/* unreachable or too slow: not asked again this run */
+			*why = "debuginfod did not answer in time";
+			l->debuginfod_failed = 1;
+		}
+		free(path);
+		return NULL;
+	}
+	close(fd);
+	if (path != NULL && cgt_file_has_build_id(path, m->build_id, m->build_id_len) != 1) {
+		warn(l, "%s, from debuginfod, does not have the build-id asked for; ignored", path);
+		free(path);
+		*why = "debuginfod sent another file";
+		return NULL;
+	}
+	return path;
+}
+
+int cgt_locate_module(struct cgt_locator *l, const struct cgt_module *m, struct cgt_module_files *f,
+		      struct cgt_error *e)
+{
+	const char *why_path = NULL;
+	memset(f, 0, sizeof(*f));
+	if (cgt_module_matches_file(m, &why_path)) {
+		f->source = CGT_MODULE_RECORDED_PATH;
+		if ((f->elf = strdup(m->path)) == NULL)
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+		return 0;
+	}
+	if (m->build_id_len < 2) {
+		/* Nothing to look it up by elsewhere. */
+		if (asprintf(&f->why, "%s and has no build-id to find it by", why_path) < 0)
+			f->why = NULL;
+		return 0;
+	}
+	const char *why_cache = "no build-id cache";
+	if (l->o.build_id_dir != NULL) {
+		if (from_cache_dir(l, l->o.build_id_dir, m, f)) {
+			f->source = CGT_MODULE_CACHE;
+			return 0;
+		}
+		why_cache = "not in the build-id cache";
+	}
+	const char *why_archive = "no archive";
+	const char *why_debuginfod = NULL;
+	if (l->o.debuginfod) {
+		f->elf = from_debuginfod(l, m, 0, &why_debuginfod);
+		if (f->elf != NULL) {
+			const char *ignored;
+			f->debug = from_debuginfod(l, m, 1, &ignored);
+			f->source = CGT_MODULE_DEBUGINFOD;
+			return 0;
+		}
+	} else {
+		why_debuginfod = "no debuginfod server is named (DEBUGINFOD_URLS)";
+	}
+	char hex[2 * 64 + 1];
+	cgt_build_id_hex(m->build_id, m->build_id_len, hex, sizeof(hex));
+	if (asprintf(&f->why, "%s; its build-id %s: %s, %s, and %s", why_path, hex, why_cache,
+		     why_archive, why_debuginfod) < 0)
+		f->why = NULL;
+	return 0;
+}
