@@ -356,6 +356,49 @@ int cgt_archive_add(struct cgt_archive_writer *w, const char *member_name, const
 	return rc < 0 ? rc : 1;
 }
 
+int cgt_archive_broken(const struct cgt_archive_writer *w)
+{
+	return w->failed;
+}
+
+char *cgt_archive_source_member(const char *path)
+{
+	static const char prefix[] = "sources";
+	size_t len = strlen(path);
+	if (path[0] != '/' || len > CGT_ARCHIVE_NAME_MAX - sizeof(prefix))
+		return NULL;
+	char *out = malloc(sizeof(prefix) + len + 1);
+	if (out == NULL)
+		return NULL;
+	size_t n = sizeof(prefix) - 1, root = n;
+	memcpy(out, prefix, n);
+	for (size_t i = 0; i < len;) {
+		size_t j = i;
+		while (j < len && path[j] != '/')
+			j++;
+		size_t clen = j - i;
+		if (clen == 2 && path[i] == '.' && path[i + 1] == '.') {
+			if (n == root) {
+				free(out);
+				return NULL;
+			}
+			while (out[--n] != '/')
+				;
+		} else if (clen > 0 && !(clen == 1 && path[i] == '.')) {
+			out[n++] = '/';
+			memcpy(out + n, path + i, clen);
+			n += clen;
+		}
+		i = j + 1;
+	}
+	out[n] = '\0';
+	if (n == root) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
 uint64_t cgt_archive_data_bytes(const struct cgt_archive_writer *w)
 {
 	return w->data_bytes;
@@ -915,8 +958,16 @@ static int extract_all(struct extract *x, struct cgt_error *e)
 			skip_padding(x, size);
 			continue;
 		}
-		if ((rc = extract_member(x, norm, size, mtime, e)) != 0)
+		if (x->dirfd < 0) {
+			/* only checking: the member is read through */
+			if ((rc = skip_data(x, norm, size, e)) != 0)
+				return rc;
+			skip_padding(x, size);
+			x->members++;
+			snprintf(x->last, sizeof(x->last), "%s", norm);
+		} else if ((rc = extract_member(x, norm, size, mtime, e)) != 0) {
 			return rc;
+		}
 	}
 }
 
@@ -938,7 +989,7 @@ int cgt_archive_extract(const char *path, const char *dir, struct cgt_error *e)
 				"%s: not a cgtrace archive: %s, expected a zstd frame (bytes 28 b5 2f fd)"
 				" at byte offset 0", path, n == 0 ? "it is empty" : "no zstd magic");
 	}
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+	if (dir != NULL && mkdir(dir, 0755) < 0 && errno != EEXIST) {
 		int rc = cgt_fail(e, cgt_err_io, "cannot create %s: %s", dir, strerror(errno));
 		close(fd);
 		return rc;
@@ -956,9 +1007,9 @@ int cgt_archive_extract(const char *path, const char *dir, struct cgt_error *e)
 	x->z.out_cap = ZSTD_DStreamOutSize();
 	x->z.in = malloc(x->z.in_cap);
 	x->z.out = malloc(x->z.out_cap);
-	x->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	x->dirfd = dir != NULL ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	int rc;
-	if (x->dirfd < 0)
+	if (dir != NULL && x->dirfd < 0)
 		rc = cgt_fail(e, cgt_err_io, "%s: %s", dir, strerror(errno));
 	else if (x->z.dctx == NULL || x->z.in == NULL || x->z.out == NULL)
 		rc = cgt_fail(e, cgt_err_nomem, "out of memory");

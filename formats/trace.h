@@ -597,12 +597,20 @@ int cgt_archive_create(struct cgt_archive_writer **w, int fd, const char *path_f
 /* Adds the regular file at src_path as member_name, read a piece at a
    time: 1 when added, 0 when the archive already has that name (nothing
    is read), negative on error.  A file that cannot be opened or is not a
-   regular file leaves the archive as it was (the caller may go on); a
-   failed write fails every later call. */
+   regular file leaves the archive as it was, one that fails or shrinks
+   while read is there filled with zeros: either way the caller may go on,
+   unless writing the archive failed (cgt_archive_broken). */
 int cgt_archive_add(struct cgt_archive_writer *w, const char *member_name, const char *src_path,
 		    struct cgt_error *e);
+/* 1 once a write of the archive failed: every later call fails. */
+int cgt_archive_broken(const struct cgt_archive_writer *w);
 /* The bytes of member data added so far (before compression). */
 uint64_t cgt_archive_data_bytes(const struct cgt_archive_writer *w);
+/* The member name of the source file at the absolute path: "sources/"
+   and the path without its leading slash, "." and empty components, and
+   with each ".." taking the component before it (malloc'd); NULL if path
+   is not absolute, goes above the root, or is too long. */
+char *cgt_archive_source_member(const char *path);
 /* Writes the end-of-archive blocks and ends the zstd frame: 0 or an error. */
 int cgt_archive_finish(struct cgt_archive_writer *w, struct cgt_error *e);
 /* Frees w, finished or not (an unfinished archive is incomplete). */
@@ -619,7 +627,8 @@ void cgt_archive_free(struct cgt_archive_writer *w);
  * ("FILE: truncated at byte offset N (compressed) in member NAME ...");
  * negative if path is not an archive at all (cgt_err_not_trace: not zstd,
  * or no ustar header) or on an I/O error.  Memory stays bounded whatever
- * the sizes the archive claims.
+ * the sizes the archive claims.  dir NULL: the archive is read through and
+ * nothing written, for what it would say.
  */
 int cgt_archive_extract(const char *path, const char *dir, struct cgt_error *e);
 

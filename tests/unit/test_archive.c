@@ -238,6 +238,8 @@ static void round_trip(void)
 	cgt_archive_free(w);
 	close(fd);
 
+	CHECK(cgt_archive_extract("rt/a.archive", NULL, &e) == 0);	/* read through only */
+	CHECK(!exists("rt/out"));
 	CHECK(cgt_archive_extract("rt/a.archive", "rt/out", &e) == 0);
 	CHECK(same_file("rt/out/sources/home/u/hello.c", "rt/src/hello.c"));
 	CHECK(same_file("rt/out/build-id/ab/cdef0123/elf", "rt/src/big"));
@@ -343,6 +345,9 @@ static void truncated(void)
 		printf("  %s\n", e.msg);
 	CHECK(same_file("tr/out/m/one", "tr/one") && same_file("tr/out/m/two", "tr/two"));
 	CHECK(!exists("tr/out/m/big"));
+	struct cgt_error checked = { 0 };
+	CHECK(cgt_archive_extract("tr/half.archive", NULL, &checked) == 1);
+	CHECK(strcmp(checked.msg, e.msg) == 0);
 
 	/* every cut: never a crash, never success, never half a member */
 	int all_fail = 1, wrong_status = 0;
@@ -386,6 +391,7 @@ static void not_archives(void)
 		text[i] = "not a tar file\n"[i % 15];
 	put_zstd("na/text.zst", text, sizeof(text));
 	CHECK(cgt_archive_extract("na/text.zst", "na/out", &e) == -cgt_err_not_trace);
+	CHECK(cgt_archive_extract("na/text.zst", NULL, &e) == -cgt_err_not_trace);
 	CHECK(strstr(e.msg, "does not begin with a tar (ustar) header: no ustar magic") != NULL);
 	put_zstd("na/short.zst", text, 100);
 	CHECK(cgt_archive_extract("na/short.zst", "na/out", &e) == -cgt_err_not_trace);
@@ -483,11 +489,38 @@ static void huge_sizes(void)
 	free(t.p);
 }
 
+static int source_member_is(const char *path, const char *expected)
+{
+	char *got = cgt_archive_source_member(path);
+	int same = got == NULL ? expected == NULL : expected != NULL && strcmp(got, expected) == 0;
+	if (!same)
+		printf("  %s -> %s, not %s\n", path, got ? got : "NULL", expected ? expected : "NULL");
+	free(got);
+	return same;
+}
+
+static void source_members(void)
+{
+	CHECK(source_member_is("/home/u/a.c", "sources/home/u/a.c"));
+	CHECK(source_member_is("/home//u/./a.c", "sources/home/u/a.c"));
+	CHECK(source_member_is("/usr/include/../lib/gcc/x.h", "sources/usr/lib/gcc/x.h"));
+	CHECK(source_member_is("/a/../../etc/passwd", NULL));
+	CHECK(source_member_is("relative.c", NULL));
+	CHECK(source_member_is("/", NULL));
+	CHECK(source_member_is("/..", NULL));
+	char *long_path = malloc(CGT_ARCHIVE_NAME_MAX + 2);
+	memset(long_path, 'x', CGT_ARCHIVE_NAME_MAX + 1);
+	long_path[0] = '/';
+	long_path[CGT_ARCHIVE_NAME_MAX + 1] = '\0';
+	CHECK(source_member_is(long_path, NULL));
+	free(long_path);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/cgt-archive-test.XXXXXX";
 
-	PLAN(7);
+	PLAN(8);
 	if (mkdtemp(dir) == NULL || chdir(dir) < 0) {
 		perror(dir);
 		return 1;
@@ -499,6 +532,7 @@ int main(void)
 	RUN(bad_checksum);
 	RUN(unsafe_names);
 	RUN(huge_sizes);
+	RUN(source_members);
 	char *rm = NULL;
 	if (chdir("/") == 0 && asprintf(&rm, "rm -rf '%s'", dir) > 0 && system(rm) != 0)
 		fprintf(stderr, "cannot remove %s\n", dir);
