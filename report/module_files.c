@@ -22,6 +22,8 @@
 struct cgt_locator {
 	struct cgt_locator_options o;
 	char *scratch;			/* what close removes */
+	char *unpacked;			/* scratch's build-id/: the archive's modules */
+	const char *archive_problem;	/* why the archive gives none */
 	debuginfod_client *debuginfod;	/* NULL until asked */
 	int debuginfod_failed;
 	time_t deadline;		/* of the current debuginfod request */
@@ -83,6 +85,7 @@ void cgt_locator_close(struct cgt_locator *l)
 	if (l->scratch != NULL)
 		remove_tree(l->scratch);
 	free(l->scratch);
+	free(l->unpacked);
 	if (l->debuginfod != NULL)
 		debuginfod_end(l->debuginfod);
 	free(l);
@@ -132,6 +135,44 @@ static int from_cache_dir(const struct cgt_locator *l, const char *dir, const st
 		free(foreign);
 	}
 	return 1;
+}
+
+/* Unpacks the archive into the scratch directory, the first time: 0, or
+   -1 with l->archive_problem set.  A damaged archive gives what it holds
+   whole (the caller says what is wrong with it: cgt_archive_extract with
+   no directory, before the run). */
+static int unpack_archive(struct cgt_locator *l)
+{
+	if (l->unpacked != NULL)
+		return 0;
+	if (l->archive_problem != NULL)
+		return -1;
+	struct cgt_error e;
+	const char *scratch = l->o.scratch_dir != NULL ? l->o.scratch_dir : "/tmp";
+	l->archive_problem = "the archive could not be unpacked";
+	if (asprintf(&l->scratch, "%s/cgtrace-archive.XXXXXX", scratch) < 0) {
+		l->scratch = NULL;
+		return -1;
+	}
+	if (mkdtemp(l->scratch) == NULL) {
+		warn(l, "cannot unpack %s: cannot create a directory in %s: %s", l->o.archive,
+		     scratch, strerror(errno));
+		free(l->scratch);
+		l->scratch = NULL;
+		return -1;
+	}
+	int rc = cgt_archive_extract(l->o.archive, l->scratch, &e);
+	if (rc < 0) {
+		warn(l, "%s", e.msg);
+		l->archive_problem = "the archive could not be read";
+		return -1;
+	}
+	if (asprintf(&l->unpacked, "%s/build-id", l->scratch) < 0) {
+		l->unpacked = NULL;
+		return -1;
+	}
+	l->archive_problem = NULL;
+	return 0;
 }
 
 /* Gives up on a request past its deadline (libdebuginfod calls this while
@@ -214,6 +255,13 @@ int cgt_locate_module(struct cgt_locator *l, const struct cgt_module *m, struct 
 		why_cache = "not in the build-id cache";
 	}
 	const char *why_archive = "no archive";
+	if (l->o.archive != NULL) {
+		if (unpack_archive(l) == 0 && from_cache_dir(l, l->unpacked, m, f)) {
+			f->source = CGT_MODULE_ARCHIVE;
+			return 0;
+		}
+		why_archive = l->archive_problem != NULL ? l->archive_problem : "not in the archive";
+	}
 	const char *why_debuginfod = NULL;
 	if (l->o.debuginfod) {
 		f->elf = from_debuginfod(l, m, 0, &why_debuginfod);
