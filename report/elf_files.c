@@ -79,7 +79,37 @@ static Elf *try_debug_file(const char *path, const uint8_t *id, size_t id_len, i
 	return elf;
 }
 
+/* debug_file_open's search; *chosen (if not NULL) is the file's path. */
+static Elf *find_debug_file(Elf *elf, const char *path, const char *found_debug, int *fd,
+			    char **chosen);
+
 Elf *debug_file_open(Elf *elf, const char *path, const char *found_debug, int *fd)
+{
+	return find_debug_file(elf, path, found_debug, fd, NULL);
+}
+
+char *debug_file_path(Elf *elf, const char *path, const char *found_debug)
+{
+	int fd;
+	char *chosen = NULL;
+	Elf *dbg = find_debug_file(elf, path, found_debug, &fd, &chosen);
+	if (dbg != NULL) {
+		elf_end(dbg);
+		close(fd);
+	}
+	return chosen;
+}
+
+/* dbg, noting where it was found. */
+static Elf *found(Elf *dbg, const char *where, char **chosen)
+{
+	if (dbg != NULL && chosen != NULL)
+		*chosen = strdup(where);
+	return dbg;
+}
+
+static Elf *find_debug_file(Elf *elf, const char *path, const char *found_debug, int *fd,
+			    char **chosen)
 {
 	uint8_t id[64];
 	size_t id_len = cgt_elf_build_id(elf, id, sizeof(id));
@@ -88,7 +118,7 @@ Elf *debug_file_open(Elf *elf, const char *path, const char *found_debug, int *f
 	if (found_debug != NULL && id_len > 1) {
 		Elf *dbg = try_debug_file(found_debug, id, id_len, 0, 0, fd);
 		if (dbg != NULL)
-			return dbg;
+			return found(dbg, found_debug, chosen);
 	}
 	if (id_len > 1) {
 		int o = snprintf(candidate, sizeof(candidate), "/usr/lib/debug/.build-id/%02x/", id[0]);
@@ -97,7 +127,7 @@ Elf *debug_file_open(Elf *elf, const char *path, const char *found_debug, int *f
 		snprintf(candidate + o, sizeof(candidate) - (size_t)o, ".debug");
 		Elf *dbg = try_debug_file(candidate, id, id_len, 0, 0, fd);
 		if (dbg != NULL)
-			return dbg;
+			return found(dbg, candidate, chosen);
 	}
 	/* .gnu_debuglink: a file name, padded to 4 bytes, then its CRC32. */
 	Elf_Scn *link_scn = elf_section(elf, ".gnu_debuglink");
@@ -123,7 +153,7 @@ Elf *debug_file_open(Elf *elf, const char *path, const char *found_debug, int *f
 	const char *dirs[2] = { objdir, usr ? usr + 3 : NULL };
 	Elf *dbg;
 	if (name[0] == '/' && (dbg = try_debug_file(name, NULL, 0, 1, crc, fd)) != NULL)
-		return dbg;
+		return found(dbg, name, chosen);
 	for (int d = 0; d < 2; d++) {
 		if (dirs[d] == NULL)
 			continue;
@@ -131,7 +161,7 @@ Elf *debug_file_open(Elf *elf, const char *path, const char *found_debug, int *f
 		for (int f = 0; f < 3; f++) {
 			snprintf(candidate, sizeof(candidate), formats[f], dirs[d], name);
 			if ((dbg = try_debug_file(candidate, NULL, 0, 1, crc, fd)) != NULL)
-				return dbg;
+				return found(dbg, candidate, chosen);
 		}
 	}
 	return NULL;

@@ -58,6 +58,28 @@ void cgt_module_files_free(struct cgt_module_files *f);
 const char *cgt_module_source_name(enum cgt_module_source s);
 void cgt_locator_close(struct cgt_locator *l);
 
+/* ---- What an archive of a trace holds (module_archive.c) -------------- */
+
+struct cgt_archive_counts {
+	unsigned modules;	/* archived */
+	unsigned not_found;	/* found nowhere, or without a build-id */
+	uint64_t files, bytes;	/* added, and their bytes before compression */
+};
+
+/*
+ * Adds to w each distinct module of maps (cgt_decoder_mappings') that has
+ * a build-id, from where l finds it: its file as build-id/ab/cdef.../elf,
+ * the separate debug file the symbolizer would read as .../debug, and
+ * with sources, the source files their line tables name that are regular
+ * files here, as sources/PATH (cgt_archive_source_member).  A module
+ * found nowhere, or a file that cannot be read: one warning each on
+ * warnings (NULL: none), and the rest goes on.  0, or an error (the
+ * archive cannot be written, out of memory).
+ */
+int cgt_archive_modules(struct cgt_archive_writer *w, struct cgt_locator *l,
+			const struct cgt_mapping *maps, size_t n, int sources, FILE *warnings,
+			struct cgt_archive_counts *counts, struct cgt_error *e);
+
 /* ---- Source positions (symbolizer.c, elf_symbols.c, dwarf_lines.c) ---- */
 
 /*

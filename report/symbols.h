@@ -27,6 +27,8 @@ Elf_Scn *elf_section(Elf *elf, const char *name);
    and has elf's build-id (a file found with it: cgt_locate_module), else
    as Valgrind finds it; or NULL.  The caller closes *fd after elf_end. */
 Elf *debug_file_open(Elf *elf, const char *path, const char *found_debug, int *fd);
+/* The path of that file (malloc'd), or NULL. */
+char *debug_file_path(Elf *elf, const char *path, const char *found_debug);
 
 struct elf_symbols;
 
