@@ -26,6 +26,8 @@ static const char usage_main[] =
 	"  simulate [options] TRACE          replay it through caches and branch predictors\n"
 	"                                    into a cachegrind.out file\n"
 	"  report [options] [FILE...]        annotate cachegrind.out files, as cg_annotate\n"
+	"  archive [options] TRACE           one file of the modules (and sources) its\n"
+	"                                    symbols and lines need, for another machine\n"
 	"  info TRACE                        show a trace's header, modules and counts\n"
 	"  dump TRACE [--limit N]            print the decoded instruction stream\n"
 	"  help [COMMAND]                    show help for a command\n"
@@ -394,6 +396,7 @@ static const struct command commands[] = {
 	{ "record", cmd_record, usage_record },
 	{ "simulate", cmd_simulate, usage_simulate },
 	{ "report", cmd_report, usage_report },
+	{ "archive", cmd_archive, usage_archive },
 	{ "info", cmd_info, usage_info },
 	{ "dump", cmd_dump, usage_dump },
 };

@@ -31,6 +31,8 @@ int cmd_simulate(int argc, char **argv);
 extern const char usage_simulate[];
 int cmd_report(int argc, char **argv);
 extern const char usage_report[];
+int cmd_archive(int argc, char **argv);
+extern const char usage_archive[];
 
 extern const char cgtrace_version[];
 
