@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,6 +52,8 @@ const char usage_simulate[] =
 	"  --plot=<file.svg>                miss-ratio curves of the configurations\n"
 	"  --build-id-dir=<dir>             the build-id cache to find modules in\n"
 	"                                   [$XDG_CACHE_HOME/cgtrace/build-id]\n"
+	"  --archive=<file>                 an archive to find modules in (made by\n"
+	"                                   cgtrace archive) [TRACE.archive, if there]\n"
 	"\n"
 	"Sizes are in bytes; as an extension they may end in k (KiB) or M (MiB).\n"
 	"Caches not given are the recording host's, chosen and adjusted by\n"
@@ -72,10 +75,12 @@ const char usage_simulate[] =
 	"\n"
 	"Symbols and lines: each module is read from its recorded path if the file\n"
 	"there is still the one recorded, else from the build-id cache that\n"
-	"cgtrace record fills, else from the servers of DEBUGINFOD_URLS (each\n"
-	"request given up after DEBUGINFOD_TIMEOUT seconds [10]); a file is used\n"
-	"only if its build-id is the recorded one.  A module found nowhere is\n"
-	"shown as ??? with one warning.\n"
+	"cgtrace record fills, else from the archive, else from the servers of\n"
+	"DEBUGINFOD_URLS (each request given up after DEBUGINFOD_TIMEOUT seconds\n"
+	"[10]); a file is used only if its build-id is the recorded one.  A module\n"
+	"found nowhere is shown as ??? with one warning.  An archive named that\n"
+	"is not one is an error; a damaged one is used for the members it holds\n"
+	"whole.\n"
 	"\n"
 	"%p in the output name is the recorded program's pid, %q{VAR} the\n"
 	"environment variable VAR, %% a %.\n"
@@ -92,10 +97,11 @@ const char usage_simulate[] =
 	"\n"
 	"exit status: 0 done; 1 error; 2 bad usage; 3 done, but the trace was\n"
 	"incomplete (truncated, damaged or without an end record): only what it\n"
-	"holds was simulated.\n";
+	"holds was simulated; or the archive was: only the modules it holds whole\n"
+	"were read from it.\n";
 
 enum { OPT_CACHE_SIM = 256, OPT_BRANCH_SIM, OPT_I1, OPT_D1, OPT_L2, OPT_LL, OPT_OUT, OPT_THREADS,
-       OPT_CACHES, OPT_SWEEP_SUMMARY, OPT_PLOT, OPT_BUILD_ID_DIR };
+       OPT_CACHES, OPT_SWEEP_SUMMARY, OPT_PLOT, OPT_BUILD_ID_DIR, OPT_ARCHIVE };
 
 /* Cachegrind's handling of a bad --I1/--D1/--LL: its messages, status 1. */
 static int bad_cache_option(const char *name, const char *value, int result,
@@ -110,6 +116,38 @@ static int bad_cache_option(const char *name, const char *value, int result,
 		fprintf(stderr, "cgtrace: Bad argument '%s'\n", value);
 	fprintf(stderr, "cgtrace: Use --help for more information or consult the user manual.\n");
 	return 1;
+}
+
+/* The archive to find modules in: the one named (*archive), else
+   TRACE.archive if it is there (*beside, malloc'd).  Read through first,
+   so that what is wrong with it is said before simulating: one named that
+   is not an archive is an error (-1), one beside the trace is then not
+   used; a damaged one is used for what it holds whole, said with a
+   warning (1). */
+static int choose_archive(const char *trace, const char **archive, char **beside)
+{
+	struct cgt_error e;
+	struct stat st;
+	if (*archive == NULL) {
+		if (asprintf(beside, "%s.archive", trace) < 0) {
+			*beside = NULL;
+			return 0;
+		}
+		if (stat(*beside, &st) < 0 || !S_ISREG(st.st_mode))
+			return 0;
+		*archive = *beside;
+	}
+	int rc = cgt_archive_extract(*archive, NULL, &e);
+	if (rc < 0 && *archive != *beside)
+		return report_error(&e), -1;
+	if (rc < 0) {
+		fprintf(stderr, "cgtrace: warning: %s; not used\n", e.msg);
+		*archive = NULL;
+		return 0;
+	}
+	if (rc > 0)
+		fprintf(stderr, "cgtrace: warning: %s; the members before that are used\n", e.msg);
+	return rc;
 }
 
 /* A "\r"-updated progress line, only on a terminal. */
@@ -371,6 +409,7 @@ int cmd_simulate(int argc, char **argv)
 		{ "sweep-summary", required_argument, NULL, OPT_SWEEP_SUMMARY },
 		{ "plot", required_argument, NULL, OPT_PLOT },
 		{ "build-id-dir", required_argument, NULL, OPT_BUILD_ID_DIR },
+		{ "archive", required_argument, NULL, OPT_ARCHIVE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -378,7 +417,9 @@ int cmd_simulate(int argc, char **argv)
 	struct cgt_sim_options so = { .cache_sim = 1, .branch_sim = 0 };
 	struct cgt_cache_list lists[CGT_N_LEVELS] = { { 0 } };
 	const char *out_tmpl = NULL;	/* NULL: the default name, never replacing a file */
-	const char *summary_path = NULL, *plot_path = NULL, *build_id_dir = NULL;
+	const char *summary_path = NULL, *plot_path = NULL, *build_id_dir = NULL, *archive = NULL;
+	char *beside = NULL;	/* TRACE.archive */
+	int archive_damaged = 0;
 	uint64_t threads = usable_cpus();
 	int quiet = 0, host = 0, c, status = 1;
 	struct cgt_error e;
@@ -424,6 +465,9 @@ int cmd_simulate(int argc, char **argv)
 		case OPT_BUILD_ID_DIR:
 			build_id_dir = optarg;
 			break;
+		case OPT_ARCHIVE:
+			archive = optarg;
+			break;
 		case OPT_THREADS:
 			if (parse_number(optarg, 1, 64, 0, &threads) < 0) {
 				status = usage_error(usage_simulate, "bad --threads '%s' (expected 1 to 64)",
@@ -461,6 +505,8 @@ int cmd_simulate(int argc, char **argv)
 	if (status != 0)
 		goto free_lists;
 	status = 1;
+	if ((archive_damaged = choose_archive(path, &archive, &beside)) < 0)
+		goto free_lists;
 
 	struct cgt_decoder *d = NULL;
 	struct cgt_sim *sim = NULL;
@@ -560,7 +606,7 @@ int cmd_simulate(int argc, char **argv)
 	/* The modules' symbols and line tables are read meanwhile. */
 	struct preload preload = { NULL, d };
 	pthread_t preloader;
-	const struct cgt_locator_options where = locator_options(build_id_dir, NULL);
+	const struct cgt_locator_options where = locator_options(build_id_dir, archive);
 	int preloading = cgt_symbolizer_open(&preload.sy, &where, &e) == 0 &&
 			 pthread_create(&preloader, NULL, preload_modules, &preload) == 0;
 	sy = preload.sy;
@@ -647,6 +693,8 @@ int cmd_simulate(int argc, char **argv)
 		fprintf(stderr, "cgtrace: warning: simulated only what the trace holds\n");
 		status = 3;
 	}
+	if (archive_damaged)
+		status = 3;
 out:
 	cgt_profile_free(&profile);
 	free(all_totals);
@@ -662,5 +710,6 @@ out:
 free_lists:
 	for (int l = 0; l < CGT_N_LEVELS; l++)
 		cgt_cache_list_free(&lists[l]);
+	free(beside);
 	return status;
 }
