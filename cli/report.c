@@ -6,6 +6,8 @@
  * usage errors, 1 for the rest).
  */
 #include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -26,7 +28,7 @@ const char usage_report[] =
 	"                      [--show-percs | --no-show-percs] [--show-percs=yes] [--show-percs=no]\n"
 	"                      [--annotate | --no-annotate] [--auto=yes] [--auto=no] [--context N]\n"
 	"                      [--color=auto|always|never] [--format=text|json]\n"
-	"                      [cachegrind-out-file ...]\n"
+	"                      [--archive FILE] [cachegrind-out-file ...]\n"
 	"       " PROG " --compare [--show EVENT] [--top N] [--format=text|json]\n"
 	"                      cachegrind-out-file cachegrind-out-file ...\n";
 
@@ -66,6 +68,10 @@ static const char help_report[] =
 	"                        terminal), always or never (default: auto)\n"
 	"  --format=FORMAT       text (cg_annotate's layout) or json (the same data,\n"
 	"                        described in report/REPORT-JSON.md) (default: text)\n"
+	"  --archive FILE        a source file not readable here is read from the\n"
+	"                        sources FILE holds (cgtrace archive --sources), if\n"
+	"                        there; exit status 3 if FILE is damaged (what it holds\n"
+	"                        whole is used)\n"
 	"\n"
 	"comparing configurations (cgtrace's own):\n"
 	"  --compare             show one event of two or more files side by side (a\n"
@@ -88,7 +94,7 @@ enum opt {
 	OPT_HELP, OPT_VERSION, OPT_DIFF, OPT_MOD_FILENAME, OPT_MOD_FUNCNAME, OPT_SHOW, OPT_SORT,
 	OPT_THRESHOLD, OPT_SHOW_PERCS, OPT_NO_SHOW_PERCS, OPT_SHOW_PERCS_YES, OPT_SHOW_PERCS_NO,
 	OPT_ANNOTATE, OPT_NO_ANNOTATE, OPT_AUTO_YES, OPT_AUTO_NO, OPT_CONTEXT, OPT_COLOR,
-	OPT_FORMAT, OPT_COMPARE, OPT_TOP,
+	OPT_FORMAT, OPT_COMPARE, OPT_TOP, OPT_ARCHIVE,
 };
 
 static const struct {
@@ -118,6 +124,7 @@ static const struct {
 	{ "--format", OPT_FORMAT, 1, "--format" },
 	{ "--compare", OPT_COMPARE, 0, "--compare" },
 	{ "--top", OPT_TOP, 1, "--top" },
+	{ "--archive", OPT_ARCHIVE, 1, "--archive" },
 };
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
 
@@ -283,6 +290,63 @@ static char *newest_cgout(void)
 	return best;
 }
 
+/* Removes what unpack_sources made: the directory above sources, and
+   everything in it (regular files and directories: nothing else is made). */
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void remove_unpacked(const char *sources)
+{
+	char *dir = strdup(sources), *slash = dir != NULL ? strrchr(dir, '/') : NULL;
+	if (slash != NULL && strcmp(slash, "/sources") == 0)
+		*slash = '\0';
+	if (dir != NULL)
+		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(dir);
+}
+
+/* Unpacks the archive into a directory of $TMPDIR's; *sources (malloc'd)
+   is its sources/.  0, 1 if it is damaged (said on stderr: what it holds
+   whole is there), or -1 (said). */
+static int unpack_sources(const char *archive, char **sources)
+{
+	const char *tmp = getenv("TMPDIR");
+	struct cgt_error e;
+	char *dir;
+	*sources = NULL;
+	if (asprintf(&dir, "%s/cgtrace-report.XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp") < 0) {
+		fprintf(stderr, "cgtrace: out of memory\n");
+		return -1;
+	}
+	if (mkdtemp(dir) == NULL) {
+		fprintf(stderr, "cgtrace: cannot unpack %s: cannot create %s: %s\n", archive, dir,
+			strerror(errno));
+		free(dir);
+		return -1;
+	}
+	int rc = cgt_archive_extract(archive, dir, &e);
+	if (rc < 0)
+		report_error(&e);
+	else if (rc > 0)
+		fprintf(stderr, "cgtrace: warning: %s; the members before that are used\n", e.msg);
+	if (asprintf(sources, "%s/sources", dir) < 0)
+		*sources = NULL;
+	if (rc < 0 || *sources == NULL) {
+		remove_unpacked(*sources != NULL ? *sources : dir);
+		free(*sources);
+		*sources = NULL;
+		rc = -1;
+	}
+	free(dir);
+	return rc;
+}
+
 /* --compare: the options that apply checked, the rest refused. */
 static int compare_files(const char *const *files, unsigned n_files,
 			 const struct cgt_annotate_options *o, unsigned top, unsigned long given)
@@ -320,7 +384,8 @@ int cmd_report(int argc, char **argv)
 	int color = -1, options_done = 0, status = 2, compare = 0;
 	unsigned long given = 0;	/* 1 << enum opt, of the options given */
 	unsigned top = 20;
-	char *newest = NULL, *invocation = NULL;
+	char *newest = NULL, *invocation = NULL, *unpacked = NULL;
+	const char *archive = NULL;
 
 	if (files == NULL)
 		return 1;
@@ -441,6 +506,7 @@ int cmd_report(int argc, char **argv)
 			o.json = strcmp(value, "json") == 0;
 			break;
 		case OPT_COMPARE: compare = 1; break;
+		case OPT_ARCHIVE: archive = value; break;
 		case OPT_TOP: {
 			uint64_t n;
 			if (parse_number(value, 1, UINT_MAX, 0, &n) < 0) {
@@ -494,12 +560,24 @@ int cmd_report(int argc, char **argv)
 	o.invocation = invocation;
 	o.color = color == -1 ? isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL : color;
 	struct cgt_error e;
-	status = 0;
+	int archive_damaged = 0;
+	if (archive != NULL) {
+		archive_damaged = unpack_sources(archive, &unpacked);
+		if (archive_damaged < 0) {
+			status = 1;
+			goto out;
+		}
+		o.sources_dir = unpacked;
+	}
+	status = archive_damaged ? 3 : 0;
 	if (cgt_annotate(stdout, &o, &e) < 0) {
 		fprintf(stderr, "cg_annotate: error: %s\n", e.msg);
 		status = 1;
 	}
 out:
+	if (unpacked != NULL)
+		remove_unpacked(unpacked);
+	free(unpacked);
 	if (o.show)
 		free(o.show[0]), free(o.show);
 	if (o.sort)

@@ -428,29 +428,25 @@ static int64_t mtime_ns(const struct stat *st)
 	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 }
 
-enum source_status annotation_source(struct annotation *a, const char *mfl,
-				     struct name_list **out_ofls, FILE **src, int64_t *min_mtime)
+/* annotation_source of the files at paths[0 .. n). */
+static enum source_status read_source(struct annotation *a, char *const *paths, unsigned n,
+				      FILE **src, int64_t *min_mtime)
 {
-	struct name_list *list = cgt_map_get(&a->mfl_ofls, key_of(mfl));
 	struct stat st;
 	int identical = 1;
 
-	*src = NULL;
-	*min_mtime = INT64_MAX;
-	*out_ofls = list;
-	qsort(list->names, list->n, sizeof(*list->names), compare_strings);
-	for (unsigned i = 0; i + 1 < list->n && identical == 1; i++)
-		identical = same_contents(list->names[i], list->names[i + 1]);
+	for (unsigned i = 0; i + 1 < n && identical == 1; i++)
+		identical = same_contents(paths[i], paths[i + 1]);
 	if (identical < 0)
 		return SOURCE_UNREADABLE;
 	if (!identical)
 		return SOURCE_NON_IDENTICAL;
-	FILE *f = fopen(list->names[0], "rb");
+	FILE *f = fopen(paths[0], "rb");
 	/* Python's open() of a directory fails; fopen's does not. */
 	if (f == NULL || fstat(fileno(f), &st) < 0 || S_ISDIR(st.st_mode))
 		goto unreadable;
-	for (unsigned i = 0; i < list->n; i++) {
-		if (stat(list->names[i], &st) < 0)
+	for (unsigned i = 0; i < n; i++) {
+		if (stat(paths[i], &st) < 0)
 			goto unreadable;
 		if (mtime_ns(&st) < *min_mtime)
 			*min_mtime = mtime_ns(&st);
@@ -464,6 +460,23 @@ unreadable:
 	if (f != NULL)
 		fclose(f);
 	return SOURCE_UNREADABLE;
+}
+
+enum source_status annotation_source(struct annotation *a, const char *mfl,
+				     struct name_list **out_ofls, FILE **src, int64_t *min_mtime)
+{
+	struct name_list *list = cgt_map_get(&a->mfl_ofls, key_of(mfl));
+
+	*src = NULL;
+	*min_mtime = INT64_MAX;
+	*out_ofls = list;
+	qsort(list->names, list->n, sizeof(*list->names), compare_strings);
+	char **paths = annotation_source_paths(a->o, list->names, list->n);
+	if (paths == NULL)
+		return SOURCE_UNREADABLE;
+	enum source_status status = read_source(a, paths, list->n, src, min_mtime);
+	annotation_source_paths_free(paths, list->n);
+	return status;
 }
 
 /* ---- Entry point ------------------------------------------------------- */

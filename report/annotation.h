@@ -93,6 +93,13 @@ int annotation_files(struct annotation *a, const struct named_cc *ranked, size_t
 int annotation_sum_unannotated(struct annotation *a, const char *const *mfls, size_t n,
 			       count_t **sums);
 
+/* Where each of names[0 .. n) is read from: itself, or where it is not
+   readable and o->sources_dir is set, its copy there (source_paths.c).
+   NULL if out of memory. */
+char **annotation_source_paths(const struct cgt_annotate_options *o, const char *const *names,
+			       unsigned n);
+void annotation_source_paths_free(char **paths, unsigned n);
+
 /* Whether mfl's source can be annotated: its original names (sorted),
    and when readable, the first opened and the earliest mtime of all. */
 enum source_status annotation_source(struct annotation *a, const char *mfl,

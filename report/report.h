@@ -157,6 +157,10 @@ struct cgt_annotate_options {
 	long context;
 	const char *invocation;		/* for the Metadata section */
 	int color;			/* shade counts by their share of the total */
+	/* where a source file named by an absolute path that is not readable
+	   there is read from: the sources/ of an unpacked archive, holding
+	   it under cgt_archive_source_member's name; NULL: nowhere */
+	const char *sources_dir;
 	int json;			/* the same data as JSON */
 };
 
