@@ -63,7 +63,7 @@ static int check_output(const char *path, const char *trace, struct cgt_error *e
 	struct cgt_error ignored;
 	if (cgt_archive_extract(path, NULL, &ignored) == -cgt_err_not_trace)
 		return cgt_fail(e, cgt_err_invalid,
-				"refusing to write '%s': it is not a cgtrace archive (remove it or "
+				"refusing to overwrite '%s': it is not a cgtrace archive (remove it or "
 				"choose another -o)", path);
 	return 0;
 }
