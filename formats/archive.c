@@ -325,7 +325,8 @@ int cgt_archive_add(struct cgt_archive_writer *w, const char *member_name, const
 		if (strcmp(s->name, member_name) == 0)
 			return 0;
 
-	int in = open(src_path, O_RDONLY | O_CLOEXEC);
+	/* (O_NONBLOCK: a FIFO would wait here for a writer) */
+	int in = open(src_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (in < 0)
 		return cgt_fail(e, cgt_err_io, "%s: %s", src_path, strerror(errno));
 	struct stat st;

@@ -233,6 +233,8 @@ static void round_trip(void)
 	CHECK(cgt_archive_add(w, "/abs", "rt/src/hello.c", &e) == -cgt_err_invalid);
 	CHECK(cgt_archive_add(w, "a/../b", "rt/src/hello.c", &e) == -cgt_err_invalid);
 	CHECK(cgt_archive_add(w, "dir", "rt/src", &e) == -cgt_err_invalid);
+	CHECK(mkfifo("rt/fifo", 0644) == 0);
+	CHECK(cgt_archive_add(w, "fifo", "rt/fifo", &e) == -cgt_err_invalid);	/* no wait */
 	CHECK(cgt_archive_add(w, "gone", "rt/src/missing", &e) == -cgt_err_io);
 	CHECK(cgt_archive_finish(w, &e) == 0);
 	cgt_archive_free(w);
