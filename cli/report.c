@@ -334,7 +334,7 @@ static int unpack_sources(const char *archive, char **sources)
 	if (rc < 0)
 		report_error(&e);
 	else if (rc > 0)
-		fprintf(stderr, "cgtrace: warning: %s; the members before that are used\n", e.msg);
+		fprintf(stderr, "cgtrace: warning: %s; what it holds whole is used\n", e.msg);
 	if (asprintf(sources, "%s/sources", dir) < 0)
 		*sources = NULL;
 	if (rc < 0 || *sources == NULL) {

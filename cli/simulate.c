@@ -146,7 +146,7 @@ static int choose_archive(const char *trace, const char **archive, char **beside
 		return 0;
 	}
 	if (rc > 0)
-		fprintf(stderr, "cgtrace: warning: %s; the members before that are used\n", e.msg);
+		fprintf(stderr, "cgtrace: warning: %s; what it holds whole is used\n", e.msg);
 	return rc;
 }
 
