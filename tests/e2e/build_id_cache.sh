@@ -5,7 +5,7 @@
 # not the one its build-id names is refused with a warning; a cache that
 # cannot be written costs a warning, not the recording.
 source "$(dirname "$0")/../lib.sh"
-plan 20
+plan 22
 
 CACHE=$XDG_CACHE_HOME/cgtrace/build-id
 cp "$ROOT/tests/programs/loops.c" prog.c
@@ -57,6 +57,13 @@ check_contains "a foreign file in the cache: warned" \
 	"$elf is not the file of build-id it is filed under; ignored" "$(cat foreign.err)"
 check "a foreign file in the cache: never used" \
 	bash -c '! grep -q "^fn=main$" foreign.out && grep -q "^summary:" foreign.out'
+
+# A corrupt one (the program cut short): the same.
+head -c 200 prog >"$elf"
+"$CGTRACE" simulate -q -o corrupt.out prog.zst 2>corrupt.err
+check_contains "a corrupt file in the cache: warned" \
+	"$elf is not the file of build-id it is filed under; ignored" "$(cat corrupt.err)"
+check_same_file "a corrupt file in the cache: never used" foreign.out corrupt.out
 
 # A cache that cannot be made (its place is a file): the recording goes
 # on, with one warning.
