@@ -52,6 +52,12 @@ static const char usage_record[] =
 	"                            trace of its own (FILE must contain %p) [no]\n"
 	"  -v, --verbose             show the backend's (Valgrind's) own messages\n"
 	"  -q, --quiet               no summary line at the end\n"
+	"      --build-id-dir=DIR    keep each module the program maps (and its\n"
+	"                            separate debug file) in this build-id cache, so\n"
+	"                            that its symbols outlive a rebuild\n"
+	"                            [$XDG_CACHE_HOME/cgtrace/build-id, else\n"
+	"                            ~/.cache/cgtrace/build-id]\n"
+	"      --no-build-id-cache   keep none\n"
 	"  -h, --help                this help\n"
 	"\n"
 	"pt backend (Intel Processor Trace and memory samples through perf_event):\n"
@@ -64,7 +70,9 @@ static const char usage_record[] =
 	"      --mem-period=N        sample one load (and one store) in N [1000]\n"
 	"      --mem-ldlat=N         sample loads of at least N cycles' latency [3]\n"
 	"\n"
-	"An existing FILE is overwritten only if it is a cgtrace trace.\n";
+	"An existing FILE is overwritten only if it is a cgtrace trace.  Modules\n"
+	"are kept by hard link where the file system allows, else copied, each\n"
+	"build-id once; the summary line says how much the cache grew.\n";
 
 static const char usage_info[] =
 	"usage: cgtrace info [--build-id-dir=DIR] TRACE\n"
@@ -139,7 +147,8 @@ int parse_number(const char *s, uint64_t min, uint64_t max, int scaled, uint64_t
 
 static int cmd_record(int argc, char **argv)
 {
-	enum { PT_MTC = 256, PT_CYC, PT_RETCOMP, PT_PSB, PT_BUFFER, MEM_PERIOD, MEM_LDLAT };
+	enum { PT_MTC = 256, PT_CYC, PT_RETCOMP, PT_PSB, PT_BUFFER, MEM_PERIOD, MEM_LDLAT,
+	       BUILD_ID_DIR, NO_BUILD_ID_CACHE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "backend", required_argument, NULL, 'b' },
@@ -154,11 +163,14 @@ static int cmd_record(int argc, char **argv)
 		{ "pt-buffer", required_argument, NULL, PT_BUFFER },
 		{ "mem-period", required_argument, NULL, MEM_PERIOD },
 		{ "mem-ldlat", required_argument, NULL, MEM_LDLAT },
+		{ "build-id-dir", required_argument, NULL, BUILD_ID_DIR },
+		{ "no-build-id-cache", no_argument, NULL, NO_BUILD_ID_CACHE },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cgt_record_options o = { .backend = CGT_BACKEND_AUTO };
 	uint64_t n;
-	int c;
+	int c, keep_modules = 1;
+	char *default_dir = NULL;
 
 	cgt_pt_options_default(&o.pt);
 
@@ -227,6 +239,12 @@ static int cmd_record(int argc, char **argv)
 		case 'q':
 			o.quiet = 1;
 			break;
+		case BUILD_ID_DIR:
+			o.build_id_dir = optarg;
+			break;
+		case NO_BUILD_ID_CACHE:
+			keep_modules = 0;
+			break;
 		case 'h':
 			fputs(usage_record, stdout);
 			return 0;
@@ -239,8 +257,14 @@ static int cmd_record(int argc, char **argv)
 		return usage_error(usage_record, "no program to record");
 	o.argv = argv + optind;
 	o.notes = stderr;
+	if (!keep_modules)
+		o.build_id_dir = NULL;
+	else if (o.build_id_dir == NULL && (o.build_id_dir = default_dir = cgt_build_id_dir_default()) == NULL)
+		fprintf(stderr, "cgtrace: warning: neither XDG_CACHE_HOME nor HOME is set: the modules "
+				"are not kept in a build-id cache (give --build-id-dir=DIR)\n");
 	struct cgt_error e;
 	int status = cgt_record(&o, &e);
+	free(default_dir);
 	if (status >= 0)
 		return status;	/* the program's run's */
 	/* It never ran: as a shell, 127 when it is not there, 126 when it
@@ -308,10 +332,11 @@ static void describe_module(FILE *out, const struct cgt_module *m, void *arg)
 	if (f.source == CGT_MODULE_NOWHERE)
 		fprintf(out, "      symbols: none found: %s\n", f.why != NULL ? f.why : "");
 	else if (f.source == CGT_MODULE_RECORDED_PATH)
-		fprintf(out, "      symbols: from the recorded path\n");
+		fprintf(out, "      symbols: from the recorded path%s%s\n",
+			f.debug != NULL ? ", with the debug file " : "", f.debug != NULL ? f.debug : "");
 	else
 		fprintf(out, "      symbols: from %s, %s%s%s\n", cgt_module_source_name(f.source), f.elf,
-			f.debug != NULL ? " and " : "", f.debug != NULL ? f.debug : "");
+			f.debug != NULL ? ", with the debug file " : "", f.debug != NULL ? f.debug : "");
 	cgt_module_files_free(&f);
 }
 

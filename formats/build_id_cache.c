@@ -153,11 +153,10 @@ static int copy_into(int in, const char *dest, struct cgt_error *e)
 }
 
 /* Stores the file at src as dir's entry `kind` for build-id id, if it has
-   that build-id and the entry is not there yet.  Adds the bytes it took
-   to *added.  0 (stored, already there, or src not that file), or
-   negative. */
+   that build-id and the entry is not there yet, and counts it in *added.
+   0 (stored, already there, or src not that file), or negative. */
 static int store(const char *dir, const char *src, const uint8_t *id, size_t len, const char *kind,
-		 uint64_t *added, struct cgt_error *e)
+		 struct cgt_build_id_added *added, struct cgt_error *e)
 {
 	char *dest = cgt_build_id_path(dir, id, len, kind);
 	if (dest == NULL)
@@ -175,28 +174,34 @@ static int store(const char *dir, const char *src, const uint8_t *id, size_t len
 	}
 	if ((rc = make_dirs(dest, 0, e)) == 0) {
 		/* A link costs no space; a copy, the file's size. */
+		int copied = 0;
 		if (linkat(AT_FDCWD, src, AT_FDCWD, dest, AT_SYMLINK_FOLLOW) == 0) {
 			/* src may have been replaced since it was checked */
 			if (cgt_file_has_build_id(dest, id, len) != 1) {
 				unlink(dest);
 				rc = copy_into(in, dest, e);
-				*added += rc == 0 ? (uint64_t)st.st_size : 0;
+				copied = 1;
 			}
 		} else if (errno == EEXIST) {
-			rc = 0;
+			goto closed;	/* another recorder's, just now */
 		} else {
 			rc = copy_into(in, dest, e);
-			*added += rc == 0 ? (uint64_t)st.st_size : 0;
+			copied = 1;
+		}
+		if (rc == 0) {
+			added->files++;
+			added->bytes_copied += copied ? (uint64_t)st.st_size : 0;
 		}
 	}
+closed:
 	close(in);
 out:
 	free(dest);
 	return rc;
 }
 
-int cgt_build_id_cache_store(const char *dir, const struct cgt_module *m, uint64_t *added,
-			     struct cgt_error *e)
+int cgt_build_id_cache_store(const char *dir, const struct cgt_module *m,
+			     struct cgt_build_id_added *added, struct cgt_error *e)
 {
 	if (m->build_id_len < 2 || m->path == NULL || m->path[0] != '/')
 		return 0;	/* nothing to file it under, or no file */

@@ -556,13 +556,18 @@ char *cgt_build_id_path(const char *dir, const uint8_t *id, size_t len, const ch
 /* 1 if the ELF file at path has build-id id, 0 if not (or not ELF), -1 if
    it cannot be opened. */
 int cgt_file_has_build_id(const char *path, const uint8_t *id, size_t len);
+/* What storing added to a cache: files, and the bytes of those copied
+   (a hard link takes none). */
+struct cgt_build_id_added {
+	uint64_t files, bytes_copied;
+};
 /* Keeps m's file ("elf") and its separate debug file under
    /usr/lib/debug/.build-id ("debug") in the cache at dir, each only if it
    has m's build-id and is not there yet: a hard link where the file
-   system allows, else a copy (whose bytes are added to *added).  0, or an
-   error (the directory cannot be made or written). */
-int cgt_build_id_cache_store(const char *dir, const struct cgt_module *m, uint64_t *added,
-			     struct cgt_error *e);
+   system allows, else a copy; counted in *added.  0, or an error (the
+   directory cannot be made or written). */
+int cgt_build_id_cache_store(const char *dir, const struct cgt_module *m,
+			     struct cgt_build_id_added *added, struct cgt_error *e);
 /* The cache's file of kind ("elf", "debug") for build-id id, if it is
    there and has that build-id (malloc'd); else NULL, with *foreign set
    (malloc'd) to the path of a file there that is not the one. */

@@ -129,3 +129,27 @@ void record_child_note(int fd, const char *fmt, ...)
 	ssize_t written = write(fd, buf, len);
 	(void)written;	/* if it fails, there is nowhere left to say so */
 }
+
+void record_keep_module(struct record_build_ids *b, const struct cgt_module *m)
+{
+	if (b->dir == NULL || b->failed)
+		return;
+	if (cgt_build_id_cache_store(b->dir, m, &b->added, &b->error) < 0)
+		b->failed = 1;
+}
+
+const char *record_build_ids_report(const struct record_build_ids *b, FILE *notes, char *buf,
+				    size_t cap)
+{
+	if (b->dir == NULL)
+		return "";
+	if (b->failed) {
+		record_note(notes, "warning: the modules were not kept in the build-id cache: %s",
+			    b->error.msg);
+		return "";
+	}
+	snprintf(buf, cap, "; build-id cache %s: %llu new file%s, %.1f MB copied", b->dir,
+		 (unsigned long long)b->added.files, b->added.files == 1 ? "" : "s",
+		 (double)b->added.bytes_copied / 1e6);
+	return buf;
+}

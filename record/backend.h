@@ -43,4 +43,21 @@ void record_note(FILE *notes, const char *fmt, ...) __attribute__((format(printf
    stream's descriptor taken before the fork (-1: none). */
 void record_child_note(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The modules of a recording kept in the build-id cache (trace.h) as they
+   are mapped.  A cache that cannot be written is given up for the rest of
+   the recording, which goes on; record_build_ids_report says so. */
+struct record_build_ids {
+	const char *dir;	/* NULL: none kept */
+	struct cgt_build_id_added added;
+	int failed;
+	struct cgt_error error;
+};
+
+void record_keep_module(struct record_build_ids *b, const struct cgt_module *m);
+/* What the summary line adds: "; build-id cache DIR: N new files, M MB
+   copied" (or "" if no cache); after a warning on notes if the cache
+   failed. */
+const char *record_build_ids_report(const struct record_build_ids *b, FILE *notes, char *buf,
+				    size_t cap);
+
 #endif

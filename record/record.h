@@ -34,6 +34,8 @@ struct cgt_record_options {
 	int trace_children;
 	int verbose;		/* show the backend's own messages */
 	int quiet;		/* no closing summary line */
+	const char *build_id_dir;	/* keep the modules in this build-id cache;
+					   NULL: none */
 	char *const *argv;	/* the program and its arguments */
 	struct cgt_pt_options pt;
 	/* Where the recorder says what it chose, what it recorded, and what

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "symbols.h"
 
 struct cgt_locator {
 	struct cgt_locator_options o;
@@ -175,6 +176,11 @@ static int unpack_archive(struct cgt_locator *l)
 	return 0;
 }
 
+static int timeout_of(const struct cgt_locator *l)
+{
+	return l->o.debuginfod_timeout > 0 ? l->o.debuginfod_timeout : 10;
+}
+
 /* Gives up on a request past its deadline (libdebuginfod calls this while
    it waits, also for a server that does not answer). */
 static int debuginfod_progress(debuginfod_client *c, long done, long total)
@@ -206,15 +212,19 @@ static char *from_debuginfod(struct cgt_locator *l, const struct cgt_module *m, 
 		debuginfod_set_progressfn(l->debuginfod, debuginfod_progress);
 	}
 	char *path = NULL;
-	l->deadline = time(NULL) + (l->o.debuginfod_timeout > 0 ? l->o.debuginfod_timeout : 10);
+	l->deadline = time(NULL) + timeout_of(l);
 	int fd = debuginfo ? debuginfod_find_debuginfo(l->debuginfod, m->build_id, (int)m->build_id_len, &path)
 			   : debuginfod_find_executable(l->debuginfod, m->build_id, (int)m->build_id_len, &path);
 	if (fd < 0) {
 		*why = "the debuginfod servers do not have it";
-		if (fd != -ENOENT) {
+		/* Given up by debuginfod_progress, it says -ENOENT too. */
+		if (fd != -ENOENT || time(NULL) > l->deadline) {
 			/* unreachable or too slow: not asked again this run */
 			*why = "debuginfod did not answer in time";
 			l->debuginfod_failed = 1;
+			warn(l, "the debuginfod servers (DEBUGINFOD_URLS) did not answer within %d s "
+				"(DEBUGINFOD_TIMEOUT); not asked again",
+			     timeout_of(l));
 		}
 		free(path);
 		return NULL;
@@ -229,8 +239,62 @@ static char *from_debuginfod(struct cgt_locator *l, const struct cgt_module *m, 
 	return path;
 }
 
+/* Whether the module file at path has no line tables of its own and no
+   separate debug file where Valgrind looks (beside it, /usr/lib/debug). */
+static int lacks_debug_info(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), dbg_fd;
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	int lacks = 0;
+	if (elf != NULL && elf_section(elf, ".debug_info") == NULL) {
+		Elf *dbg = debug_file_open(elf, path, NULL, &dbg_fd);
+		lacks = dbg == NULL;
+		if (dbg != NULL) {
+			elf_end(dbg);
+			close(dbg_fd);
+		}
+	}
+	if (elf != NULL)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return lacks;
+}
+
+/* A module file found without its debug file, which it needs: the debug
+   file from the places after the one the file came from. */
+static void find_debug(struct cgt_locator *l, const struct cgt_module *m, struct cgt_module_files *f)
+{
+	char *foreign;
+	if (f->debug != NULL || m->build_id_len < 2 || !lacks_debug_info(f->elf))
+		return;
+	if (f->source < CGT_MODULE_CACHE && l->o.build_id_dir != NULL) {
+		f->debug = cgt_build_id_cache_find(l->o.build_id_dir, m->build_id, m->build_id_len,
+						   "debug", &foreign);
+		if (foreign != NULL) {
+			warn(l, "%s is not the file of build-id it is filed under; ignored", foreign);
+			free(foreign);
+		}
+	}
+	const char *why;
+	if (f->debug == NULL && l->o.debuginfod)
+		f->debug = from_debuginfod(l, m, 1, &why);
+}
+
+static int locate(struct cgt_locator *l, const struct cgt_module *m, struct cgt_module_files *f,
+		  struct cgt_error *e);
+
 int cgt_locate_module(struct cgt_locator *l, const struct cgt_module *m, struct cgt_module_files *f,
 		      struct cgt_error *e)
+{
+	int rc = locate(l, m, f, e);
+	if (rc == 0 && f->source != CGT_MODULE_NOWHERE)
+		find_debug(l, m, f);
+	return rc;
+}
+
+static int locate(struct cgt_locator *l, const struct cgt_module *m, struct cgt_module_files *f,
+		  struct cgt_error *e)
 {
 	const char *why_path = NULL;
 	memset(f, 0, sizeof(*f));
@@ -266,8 +330,6 @@ int cgt_locate_module(struct cgt_locator *l, const struct cgt_module *m, struct 
 	if (l->o.debuginfod) {
 		f->elf = from_debuginfod(l, m, 0, &why_debuginfod);
 		if (f->elf != NULL) {
-			const char *ignored;
-			f->debug = from_debuginfod(l, m, 1, &ignored);
 			f->source = CGT_MODULE_DEBUGINFOD;
 			return 0;
 		}

@@ -40,8 +40,10 @@ enum cgt_module_source {
 struct cgt_module_files {
 	enum cgt_module_source source;
 	char *elf;	/* the module's file */
-	char *debug;	/* its separate debug file where found with it; NULL:
-			   looked for beside elf, as Valgrind does */
+	char *debug;	/* its separate debug file, where elf has no line tables
+			   and Valgrind would find none beside it: from the
+			   places after elf's (the cache, the archive,
+			   debuginfod); NULL: as Valgrind finds it, if at all */
 	char *why;	/* NOWHERE: what each place said */
 };
 

@@ -14,6 +14,9 @@ n=0
 n_failed=0
 trap 'status=$?; rm -rf "$WORK"; [ "$status" -eq 0 ] && [ "$n_failed" -gt 0 ] && status=1; exit "$status"' EXIT
 cd "$WORK" || exit 1
+# Recordings keep their modules in a build-id cache: the test's own, never
+# the user's.
+export XDG_CACHE_HOME=$WORK/.cache
 
 plan() { echo "1..$1"; }
 ok() { n=$((n + 1)); echo "ok $n - $*"; }

@@ -70,6 +70,7 @@ struct pt_session {
 	pthread_t reader;
 	int reader_started, stop;
 	uint64_t aux_total, sideband_records, lost_records, truncations, modules;
+	struct record_build_ids build_ids;
 	int vdso_written;
 };
 
@@ -144,6 +145,7 @@ static void note_mapping(struct pt_session *s, const struct cgt_perf_mmap2 *m)
 	struct cgt_module mod = { .start = m->addr, .size = m->len, .file_offset = m->pgoff,
 				  .prot = 1 | 4, .path = (char *)m->filename };
 	cgt_module_identify(&mod);
+	record_keep_module(&s->build_ids, &mod);
 	if (cgt_module_encode(&s->buf, &mod) < 0)
 		return encode_failed(s);
 	put(s, CGT_REC_MODULE);
@@ -437,12 +439,13 @@ static int choose_buffers(struct pt_session *s, struct cgt_error *e)
 
 static void report(const struct pt_session *s, FILE *notes)
 {
-	char n[CGT_COUNT_TEXT], modules[64] = "";
+	char n[CGT_COUNT_TEXT], modules[64] = "", cache[4200];
 	if (!s->trace)
 		snprintf(modules, sizeof(modules), " (sideband only: %llu modules)",
 			 (unsigned long long)s->modules);
-	record_note(notes, "recorded %s bytes of Intel PT trace on %u CPUs into %s%s",
-		    cgt_format_count(s->aux_total, n), s->n_cpus, s->path, modules);
+	const char *kept = record_build_ids_report(&s->build_ids, notes, cache, sizeof(cache));
+	record_note(notes, "recorded %s bytes of Intel PT trace on %u CPUs into %s%s%s",
+		    cgt_format_count(s->aux_total, n), s->n_cpus, s->path, modules, kept);
 	if (s->truncations)
 		record_note(notes, "the trace buffer overflowed %llu times: those stretches are "
 				   "lost (a larger --pt-buffer helps)",
@@ -458,6 +461,7 @@ int pt_record(const struct cgt_record_options *o, int trace, struct cgt_error *e
 {
 	const char *tmpl = o->output ? o->output : CGT_DEFAULT_TRACE_NAME;
 	struct pt_session s = { .o = o, .trace = trace, .out_fd = -1 };
+	s.build_ids.dir = o->build_id_dir;
 	struct cgt_trace_header header = { 0 };
 	int go[2] = { -1, -1 }, status, wstatus = 0;
 	char why[512];

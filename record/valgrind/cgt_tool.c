@@ -613,6 +613,7 @@ static Bool cgt_process_cmd_line_option(const HChar* arg)
    else if VG_STR_CLO(arg, "--cgtrace-pipe", ignored) {}
    else if VG_STR_CLO(arg, "--cgtrace-out", ignored) {}
    else if VG_STR_CLO(arg, "--cgtrace-quiet", ignored) {}
+   else if VG_STR_CLO(arg, "--cgtrace-build-id-dir", ignored) {}
    else
       return False;
    return True;

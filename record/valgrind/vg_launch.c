@@ -34,6 +34,7 @@ extern char **environ;
 #define OPT_PIPE "--cgtrace-pipe="
 #define OPT_OUT "--cgtrace-out="
 #define OPT_QUIET "--cgtrace-quiet="
+#define OPT_BUILD_IDS "--cgtrace-build-id-dir="	/* empty: none */
 
 /* Is this valgrind a wrapper script that ends in `exec $0.bin "$@"`? */
 static int is_exec_bin_wrapper(const char *path)
@@ -180,7 +181,8 @@ int vg_launch_prepare(struct vg_launch *l, const char *tool, const struct cgt_re
 	if (tool_rc < 0 ||
 	    own_arg(l, format(OPT_PIPE "%llu", vg_transport_id(t))) < 0 ||
 	    own_arg(l, format(OPT_OUT "%s", out_tmpl)) < 0 ||
-	    own_arg(l, format(OPT_QUIET "%s", o->quiet ? "yes" : "no")) < 0)
+	    own_arg(l, format(OPT_QUIET "%s", o->quiet ? "yes" : "no")) < 0 ||
+	    own_arg(l, format(OPT_BUILD_IDS "%s", o->build_id_dir ? o->build_id_dir : "")) < 0)
 		goto out;
 	for (size_t i = 0; i < argc; i++)
 		l->argv[l->n_own_argv + i] = o->argv[i];
@@ -296,9 +298,10 @@ void vg_launch_sweep_stale(void)
    then exits.  A forked process of its own (no exec follows, and the
    launcher has no other thread), so it may use stdio. */
 static void run_sink(struct vg_transport *t, const char *tmpl, long pid, char **client_argv,
-		     int quiet, FILE *notes)
+		     int quiet, const char *build_id_dir, FILE *notes)
 {
 	struct vg_session s = { .out_fd = -1 };
+	s.stream.build_ids.dir = build_id_dir;
 	const char *why;
 	int devnull = open("/dev/null", O_RDWR);
 	/* The notes' descriptor, moved clear of those set up below. */
@@ -356,7 +359,7 @@ static void run_sink(struct vg_transport *t, const char *tmpl, long pid, char **
 /* Starts the sink, detached (it must not be a child of the program, which
    might wait for all its children).  Fills t with the tool's ends. */
 static int start_sink(struct vg_transport *t, const char *tmpl, char **client_argv, int quiet,
-		      FILE *notes)
+		      const char *build_id_dir, FILE *notes)
 {
 	long pid = (long)getpid();
 
@@ -367,7 +370,7 @@ static int start_sink(struct vg_transport *t, const char *tmpl, char **client_ar
 		return -1;
 	if (a == 0) {
 		if (fork() == 0)
-			run_sink(t, tmpl, pid, client_argv, quiet, notes);
+			run_sink(t, tmpl, pid, client_argv, quiet, build_id_dir, notes);
 		_exit(0);
 	}
 	waitpid(a, NULL, 0);
@@ -376,7 +379,7 @@ static int start_sink(struct vg_transport *t, const char *tmpl, char **client_ar
 
 int vg_launcher(int argc, char **argv, FILE *notes, struct cgt_error *e)
 {
-	const char *tmpl = NULL;
+	const char *tmpl = NULL, *build_id_dir = NULL;
 	long fd = -1;
 	unsigned long long id = 0;
 	int quiet = 0, fd_arg = -1, free_arg = -1, shm_arg = -1, pipe_arg = -1, client = argc;
@@ -400,6 +403,9 @@ int vg_launcher(int argc, char **argv, FILE *notes, struct cgt_error *e)
 			tmpl = argv[i] + strlen(OPT_OUT);
 		} else if (strcmp(argv[i], OPT_QUIET "yes") == 0) {
 			quiet = 1;
+		} else if (strncmp(argv[i], OPT_BUILD_IDS, strlen(OPT_BUILD_IDS)) == 0 &&
+			   argv[i][strlen(OPT_BUILD_IDS)] != '\0') {
+			build_id_dir = argv[i] + strlen(OPT_BUILD_IDS);
 		}
 	}
 	char *self = vg_self_exe(), *tool = vg_tool_path(), *launcher = NULL;
@@ -420,7 +426,7 @@ int vg_launcher(int argc, char **argv, FILE *notes, struct cgt_error *e)
 		   (unsigned long long)st.st_ino == id;
 	if (!ours) {
 		struct vg_transport t;
-		if (start_sink(&t, tmpl, argv + client, quiet, notes) < 0) {
+		if (start_sink(&t, tmpl, argv + client, quiet, build_id_dir, notes) < 0) {
 			rc = cgt_fail(e, cgt_err_io, "cannot trace child %s: %s", argv[client],
 				      strerror(errno));
 			goto fail;

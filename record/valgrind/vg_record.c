@@ -112,6 +112,7 @@ int vg_record(const struct cgt_record_options *o, struct cgt_error *e)
 	pid_t child_pid;
 	const char *tmpl = o->output ? o->output : CGT_DEFAULT_TRACE_NAME;
 	struct vg_session s = { .out_fd = -1 };
+	s.stream.build_ids.dir = o->build_id_dir;
 	struct vg_launch launch = { 0 };
 	struct vg_transport tr = { .shm_fd = -1, .ready = { -1, -1 }, .freed = { -1, -1 } };
 	int go[2] = { -1, -1 };

@@ -118,6 +118,9 @@ void vg_session_report(const struct vg_session *s, FILE *notes)
 	uint64_t insns = s->stream.counts.insns;
 	double bytes = stat(s->path, &st) == 0 ? (double)st.st_size : 0;
 
-	record_note(notes, "recorded %s instructions into %s (%.1f MB, %.3f bytes per instruction)",
-		    cgt_format_count(insns, n), s->path, bytes / 1e6, insns ? bytes / (double)insns : 0.0);
+	char cache[4200];
+	const char *kept = record_build_ids_report(&s->stream.build_ids, notes, cache, sizeof(cache));
+	record_note(notes, "recorded %s instructions into %s (%.1f MB, %.3f bytes per instruction%s)",
+		    cgt_format_count(insns, n), s->path, bytes / 1e6, insns ? bytes / (double)insns : 0.0,
+		    kept);
 }

@@ -41,7 +41,8 @@ void vg_session_run(struct vg_session *s, const struct vg_transport *t);
    short), closes the file.  Returns 0 or -1 (error set). */
 int vg_session_finish(struct vg_session *s, const struct cgt_trace_end *end);
 
-/* Says "cgtrace: recorded N instructions into FILE (...)" on notes. */
+/* Says "cgtrace: recorded N instructions into FILE (...)" on notes, with
+   what the build-id cache took. */
 void vg_session_report(const struct vg_session *s, FILE *notes);
 
 #endif

@@ -249,6 +249,7 @@ static int on_map(struct converter *c, const uint8_t *p, uint32_t len)
 	if (m.path == NULL)
 		return nomem(c);
 	cgt_module_identify(&m);
+	record_keep_module(&c->res->build_ids, &m);
 	struct cgt_buf b = { 0 };
 	int rc = cgt_module_encode(&b, &m);
 	if (rc == 0)
@@ -446,7 +447,9 @@ int vg_stream_convert(const struct vg_transport *t, struct cgt_writer *w,
 {
 	struct converter c = { 0 };
 
+	const char *build_id_dir = res->build_ids.dir;	/* the caller's */
 	memset(res, 0, sizeof(*res));
+	res->build_ids.dir = build_id_dir;
 	c.t = t;
 	c.w = w;
 	c.header = header;

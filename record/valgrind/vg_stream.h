@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "backend.h"
 #include "trace.h"
 #include "vg_transport.h"
 
@@ -15,6 +16,7 @@ struct vg_stream_result {
 	int truncated;		/* the stream stopped in the middle of an item */
 	uint64_t raw_bytes;
 	struct cgt_trace_counts counts;
+	struct record_build_ids build_ids;	/* dir set by the caller */
 };
 
 /*

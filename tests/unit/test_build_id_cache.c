@@ -70,15 +70,15 @@ static void store_once_and_find(void)
 	snprintf(dir, sizeof(dir), "%s/cache", root);
 	struct cgt_module sh = module_of("/bin/sh");
 	struct cgt_error e;
-	uint64_t added = 0;
+	struct cgt_build_id_added added = { 0 };
 	CHECK(sh.build_id_len == 20);
 	CHECK(cgt_build_id_cache_store(dir, &sh, &added, &e) == 0);
 	int after_first = files_under(dir);
 	CHECK(after_first >= 1);	/* the elf; its debug file too where the system has one */
-	uint64_t added_first = added;
-	CHECK(cgt_build_id_cache_store(dir, &sh, &added, &e) == 0);
+	CHECK_EQ(added.files, after_first);
+	CHECK_EQ(cgt_build_id_cache_store(dir, &sh, &added, &e), 0);
 	CHECK_EQ(files_under(dir), after_first);	/* never twice */
-	CHECK_EQ(added, added_first);
+	CHECK_EQ(added.files, after_first);
 
 	char *foreign;
 	char *found = cgt_build_id_cache_find(dir, sh.build_id, sh.build_id_len, "elf", &foreign);
@@ -128,7 +128,7 @@ static void locator_order(void)
 	struct cgt_error e;
 	struct cgt_locator *l;
 	struct cgt_module_files f;
-	uint64_t added = 0;
+	struct cgt_build_id_added added = { 0 };
 	FILE *warnings = tmpfile();
 	const struct cgt_locator_options o = { .build_id_dir = dir, .warnings = warnings };
 
