@@ -276,6 +276,15 @@ static void find_debug(struct cgt_locator *l, const struct cgt_module *m, struct
 			free(foreign);
 		}
 	}
+	if (f->debug == NULL && f->source < CGT_MODULE_ARCHIVE && l->o.archive != NULL &&
+	    unpack_archive(l) == 0) {
+		f->debug = cgt_build_id_cache_find(l->unpacked, m->build_id, m->build_id_len, "debug",
+						   &foreign);
+		if (foreign != NULL) {
+			warn(l, "%s is not the file of build-id it is filed under; ignored", foreign);
+			free(foreign);
+		}
+	}
 	const char *why;
 	if (f->debug == NULL && l->o.debuginfod)
 		f->debug = from_debuginfod(l, m, 1, &why);
