@@ -6,7 +6,7 @@
 # that are not archives are said clearly, with a non-zero exit; the
 # archive never replaces the trace or a file that is not an archive.
 source "$(dirname "$0")/../lib.sh"
-plan 50
+plan 52
 
 run() { out=$("$@" 2>&1); rc=$?; }
 # Another machine: another home, no cache, nothing but PATH.
@@ -41,6 +41,13 @@ mkdir untarred
 tar --zstd -xf t.zst.archive -C untarred
 check_same_file "tar extracts the program as it was" build/loops "untarred/build-id/${id:0:2}/${id:2}/elf"
 check_same_file "tar extracts its debug file as it was" build/loops.debug "untarred/build-id/${id:0:2}/${id:2}/debug"
+
+# The program where it was, its debug file gone: that from the archive.
+mv build/loops.debug loops.debug.away
+run elsewhere "$CGTRACE" simulate -q --build-id-dir="$WORK/empty" -o nodebug.out --archive=t.zst.archive t.zst
+check_eq "the debug file gone from beside the program: exit status 0" 0 "$rc"
+check_same_file "the debug file gone: read from the archive, the cachegrind.out as before" \
+	before.out nodebug.out
 
 # The other machine: the trace and its archive, nothing else.
 mkdir other
