@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -75,7 +76,7 @@ static const char usage_record[] =
 	"build-id once; the summary line says how much the cache grew.\n";
 
 static const char usage_info[] =
-	"usage: cgtrace info [--build-id-dir=DIR] TRACE\n"
+	"usage: cgtrace info [--build-id-dir=DIR] [--archive=FILE] TRACE\n"
 	"\n"
 	"Prints the trace's header (command, host CPU and caches), its module map\n"
 	"with where each module's symbols and lines would be read from now (as\n"
@@ -83,10 +84,12 @@ static const char usage_info[] =
 	"and the event counts (Ir, Dr, Dw, branches).\n"
 	"\n"
 	"  --build-id-dir=DIR  the build-id cache [$XDG_CACHE_HOME/cgtrace/build-id]\n"
+	"  --archive=FILE      an archive made by cgtrace archive [TRACE.archive, if\n"
+	"                      there]\n"
 	"\n"
 	"exit status: 0 done; 1 error; 2 bad usage; 3 done, but the trace was\n"
 	"incomplete (truncated, damaged or without an end record): the counts are\n"
-	"of what it holds.\n";
+	"of what it holds; or the archive was.\n";
 
 static const char usage_dump[] =
 	"usage: cgtrace dump [--limit N] TRACE\n"
@@ -314,6 +317,33 @@ struct cgt_locator_options locator_options(const char *build_id_dir, const char 
 	};
 }
 
+/* (cli.h) */
+int choose_archive(const char *trace, const char **archive, char **beside)
+{
+	struct cgt_error e;
+	struct stat st;
+	if (*archive == NULL) {
+		if (asprintf(beside, "%s.archive", trace) < 0) {
+			*beside = NULL;
+			return 0;
+		}
+		if (stat(*beside, &st) < 0 || !S_ISREG(st.st_mode))
+			return 0;
+		*archive = *beside;
+	}
+	int rc = cgt_archive_extract(*archive, NULL, &e);
+	if (rc < 0 && *archive != *beside)
+		return report_error(&e), -1;
+	if (rc < 0) {
+		fprintf(stderr, "cgtrace: warning: %s; not used\n", e.msg);
+		*archive = NULL;
+		return 0;
+	}
+	if (rc > 0)
+		fprintf(stderr, "cgtrace: warning: %s; what it holds whole is used\n", e.msg);
+	return rc;
+}
+
 int report_error(const struct cgt_error *e)
 {
 	fprintf(stderr, "cgtrace: %s\n", e->msg);
@@ -342,12 +372,14 @@ static void describe_module(FILE *out, const struct cgt_module *m, void *arg)
 
 static int cmd_info(int argc, char **argv)
 {
-	enum { OPT_BUILD_ID_DIR = 256 };
+	enum { OPT_BUILD_ID_DIR = 256, OPT_ARCHIVE };
 	static const struct option longopts[] = { { "help", no_argument, NULL, 'h' },
 						  { "build-id-dir", required_argument, NULL, OPT_BUILD_ID_DIR },
+						  { "archive", required_argument, NULL, OPT_ARCHIVE },
 						  { NULL, 0, NULL, 0 } };
 	struct cgt_error e;
 	const char *path, *build_id_dir = NULL, *archive = NULL;
+	char *beside = NULL;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -359,21 +391,33 @@ static int cmd_info(int argc, char **argv)
 			build_id_dir = optarg;
 			continue;
 		}
+		if (c == OPT_ARCHIVE) {
+			archive = optarg;
+			continue;
+		}
 		fprintf(stderr, "\n%s", usage_info);
 		return 2;
 	}
 	int rc = one_trace(argc, argv, usage_info, &path);
 	if (rc != 0)
 		return rc;
+	int archive_damaged = choose_archive(path, &archive, &beside);
+	if (archive_damaged < 0) {
+		free(beside);
+		return 1;
+	}
 	const struct cgt_decoder_options o = decoder_options();
 	const struct cgt_locator_options where = locator_options(build_id_dir, archive);
 	struct cgt_locator *locator;
-	if (cgt_locator_open(&locator, &where, &e) < 0)
+	if (cgt_locator_open(&locator, &where, &e) < 0) {
+		free(beside);
 		return report_error(&e);
+	}
 	const struct cgt_info_modules describe = { describe_module, locator };
 	rc = cgt_trace_info(stdout, stderr, path, &o, &describe, &e);
 	cgt_locator_close(locator);
-	return rc < 0 ? report_error(&e) : rc > 0 ? 3 : 0;
+	free(beside);
+	return rc < 0 ? report_error(&e) : rc > 0 || archive_damaged ? 3 : 0;
 }
 
 static int cmd_dump(int argc, char **argv)

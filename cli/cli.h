@@ -27,6 +27,14 @@ struct cgt_decoder_options decoder_options(void);
    request may take [10]); warnings on stderr. */
 struct cgt_locator_options locator_options(const char *build_id_dir, const char *archive);
 
+/* The archive to find modules in: the one named (*archive), else
+   TRACE.archive if it is there (*beside, malloc'd, the caller frees it).
+   Read through first, so that what is wrong with it is said before any
+   work: one named that is not an archive is an error (said; -1), one
+   beside the trace is then not used; a damaged one is used for what it
+   holds whole, said with a warning (1).  0: fine, or none. */
+int choose_archive(const char *trace, const char **archive, char **beside);
+
 int cmd_simulate(int argc, char **argv);
 extern const char usage_simulate[];
 int cmd_report(int argc, char **argv);

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -116,38 +115,6 @@ static int bad_cache_option(const char *name, const char *value, int result,
 		fprintf(stderr, "cgtrace: Bad argument '%s'\n", value);
 	fprintf(stderr, "cgtrace: Use --help for more information or consult the user manual.\n");
 	return 1;
-}
-
-/* The archive to find modules in: the one named (*archive), else
-   TRACE.archive if it is there (*beside, malloc'd).  Read through first,
-   so that what is wrong with it is said before simulating: one named that
-   is not an archive is an error (-1), one beside the trace is then not
-   used; a damaged one is used for what it holds whole, said with a
-   warning (1). */
-static int choose_archive(const char *trace, const char **archive, char **beside)
-{
-	struct cgt_error e;
-	struct stat st;
-	if (*archive == NULL) {
-		if (asprintf(beside, "%s.archive", trace) < 0) {
-			*beside = NULL;
-			return 0;
-		}
-		if (stat(*beside, &st) < 0 || !S_ISREG(st.st_mode))
-			return 0;
-		*archive = *beside;
-	}
-	int rc = cgt_archive_extract(*archive, NULL, &e);
-	if (rc < 0 && *archive != *beside)
-		return report_error(&e), -1;
-	if (rc < 0) {
-		fprintf(stderr, "cgtrace: warning: %s; not used\n", e.msg);
-		*archive = NULL;
-		return 0;
-	}
-	if (rc > 0)
-		fprintf(stderr, "cgtrace: warning: %s; what it holds whole is used\n", e.msg);
-	return rc;
 }
 
 /* A "\r"-updated progress line, only on a terminal. */

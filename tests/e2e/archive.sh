@@ -6,7 +6,7 @@
 # that are not archives are said clearly, with a non-zero exit; the
 # archive never replaces the trace or a file that is not an archive.
 source "$(dirname "$0")/../lib.sh"
-plan 52
+plan 54
 
 run() { out=$("$@" 2>&1); rc=$?; }
 # Another machine: another home, no cache, nothing but PATH.
@@ -68,6 +68,10 @@ check_same_file "--archive: the cachegrind.out simulated before" ../before.out a
 run elsewhere "$CGTRACE" simulate -q -o beside.out t.zst
 check_eq "the archive beside the trace: exit status 0" 0 "$rc"
 check_same_file "the archive beside the trace: the cachegrind.out simulated before" ../before.out beside.out
+
+run elsewhere "$CGTRACE" info --build-id-dir="$WORK/empty" t.zst
+check_eq "info, the archive beside the trace: exit status 0" 0 "$rc"
+check_contains "info says where the program is read from" "symbols: from the archive, " "$out"
 
 mv t.zst.archive loops.archive
 run elsewhere "$CGTRACE" simulate -q -o without.out t.zst
