@@ -187,7 +187,9 @@ int cmd_archive(int argc, char **argv)
 		goto out;
 	}
 	if (!quiet && strcmp(output.written, output.path) != 0)
-		fprintf(stderr, "cgtrace: %s exists: wrote %s\n", output.path, output.written);
+		fprintf(stderr, "cgtrace: %s exists: wrote %s (simulate finds only %s beside the "
+				"trace: give it --archive=%s)\n", output.path, output.written, output.path,
+			output.written);
 	if (!quiet)
 		print_summary(&counts, output.written);
 out:
