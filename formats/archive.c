@@ -45,21 +45,6 @@ enum {
 	H_UNAME = 265, H_GNAME = 297, H_DEVMAJOR = 329, H_DEVMINOR = 337, H_PREFIX = 345,
 };
 
-static int write_full(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /*
  * Why name is not a member name (a relative path of plain components, at
  * most CGT_ARCHIVE_NAME_MAX bytes), or NULL if it is.  norm (at least
@@ -147,7 +132,7 @@ static int put(struct cgt_archive_writer *w, const void *p, size_t n, ZSTD_EndDi
 			return cgt_fail(e, cgt_err_io, "%s: compressing: %s", w->path,
 					ZSTD_getErrorName(left));
 		}
-		if (write_full(w->fd, w->out, out.pos) < 0) {
+		if (cgt_write_all(w->fd, w->out, out.pos) < 0) {
 			w->failed = 1;
 			return cgt_fail(e, cgt_err_io, "%s: %s", w->path, strerror(errno));
 		}
@@ -783,7 +768,7 @@ static int extract_member(struct extract *x, char *name, uint64_t size, int64_t 
 	for (uint64_t done = 0; done < size && rc == 0;) {
 		size_t want = size - done < CHUNK ? (size_t)(size - done) : CHUNK;
 		size_t got = unzstd_read(&x->z, x->chunk, want);
-		if (write_full(out, x->chunk, got) < 0)
+		if (cgt_write_all(out, x->chunk, got) < 0)
 			rc = cgt_fail(e, cgt_err_io, "%s: writing member %s: %s", x->path, name,
 				      strerror(errno));
 		done += got;

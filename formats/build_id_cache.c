@@ -133,13 +133,8 @@ static int copy_into(int in, const char *dest, struct cgt_error *e)
 			rc = cgt_fail(e, cgt_err_io, "reading for %s: %s", dest, strerror(errno));
 			break;
 		}
-		for (ssize_t done = 0; done < n && rc == 0;) {
-			ssize_t w = write(out, buf + done, (size_t)(n - done));
-			if (w < 0)
-				rc = cgt_fail(e, cgt_err_io, "%s: %s", temp, strerror(errno));
-			else
-				done += w;
-		}
+		if (cgt_write_all(out, buf, (size_t)n) < 0)
+			rc = cgt_fail(e, cgt_err_io, "%s: %s", temp, strerror(errno));
 	}
 	if (fchmod(out, 0644) < 0 && rc == 0)
 		rc = cgt_fail(e, cgt_err_io, "%s: %s", temp, strerror(errno));

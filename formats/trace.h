@@ -543,6 +543,10 @@ void cgt_module_identify(struct cgt_module *m);
    (e.g. "has changed size since recording"). */
 int cgt_module_matches_file(const struct cgt_module *m, const char **why);
 
+/* Writes all n bytes of buf to fd, across short writes and EINTR: 0, or -1
+   with errno set (trace_writer.c). */
+int cgt_write_all(int fd, const void *buf, size_t n);
+
 /* ---- The build-id cache (build_id_cache.c) --------------------------- */
 
 /* $XDG_CACHE_HOME/cgtrace/build-id, else $HOME/.cache/cgtrace/build-id

@@ -48,8 +48,9 @@ struct cgt_writer {
 	pthread_t thread;
 };
 
-static int write_full(int fd, const uint8_t *p, size_t n)
+int cgt_write_all(int fd, const void *buf, size_t n)
 {
+	const uint8_t *p = buf;
 	while (n > 0) {
 		ssize_t w = write(fd, p, n);
 		if (w < 0) {
@@ -89,13 +90,13 @@ static void *compressor_main(void *arg)
 
 		int err = 0;
 		if (!failed && f->starts_segment &&
-		    write_full(w->fd, cgt_segment_marker, CGT_SEGMENT_MARKER_LEN) < 0)
+		    cgt_write_all(w->fd, cgt_segment_marker, CGT_SEGMENT_MARKER_LEN) < 0)
 			err = errno;
 		if (!failed && !err) {
 			size_t n = ZSTD_compress2(cctx, out, cap, f->data, f->len);
 			if (ZSTD_isError(n)) {
 				err = ENOMEM;
-			} else if (write_full(w->fd, out, n) < 0) {
+			} else if (cgt_write_all(w->fd, out, n) < 0) {
 				err = errno;
 			} else {
 				__atomic_add_fetch(&w->bytes_written, n, __ATOMIC_RELAXED);
