@@ -25,17 +25,17 @@
 
 struct miss_counts {
 	uint64_t **pages;
-	uint32_t n_pages;
+	uint64_t n_pages;
 };
 
-static int count_miss(struct miss_counts *m, uint32_t slot)
+static int count_miss(struct miss_counts *m, uint64_t slot)
 {
-	uint32_t page = slot >> PAGE_BITS;
+	uint64_t page = slot >> PAGE_BITS;
 	if (page >= m->n_pages) {
-		uint32_t n = m->n_pages ? m->n_pages : 16;
+		uint64_t n = m->n_pages ? m->n_pages : 16;
 		while (n <= page)
 			n *= 2;
-		uint64_t **v = realloc(m->pages, n * sizeof(*v));
+		uint64_t **v = n > SIZE_MAX / sizeof(*v) ? NULL : realloc(m->pages, n * sizeof(*v));
 		if (v == NULL)
 			return -1;
 		memset(v + m->n_pages, 0, (n - m->n_pages) * sizeof(*v));
@@ -50,7 +50,7 @@ static int count_miss(struct miss_counts *m, uint32_t slot)
 
 static void miss_counts_free(struct miss_counts *m)
 {
-	for (uint32_t k = 0; k < m->n_pages; k++)
+	for (uint64_t k = 0; k < m->n_pages; k++)
 		free(m->pages[k]);
 	free(m->pages);
 }
@@ -62,21 +62,23 @@ struct group;
    prefetch for, small enough to stay in the host's caches. */
 #define BUNCH 4096
 
-/* A miss waiting for the next level: seq orders the misses of an
-   instruction fetch and of data, which two members make. */
+/* A reference, and a miss waiting for the next level: seq orders the
+   misses of an instruction fetch and of data, which two groups make;
+   missed_in says which members of its group missed it (see struct
+   group). */
 struct pending {
 	uint64_t addr, seq;
-	uint32_t slot, size;
+	uint32_t slot;
+	uint16_t size, missed_in;
 };
 
-/* One cache of a group: its associativity, its misses, whether a level
-   below takes them, and those it has yet to take. */
+/* One cache of a group: its associativity, its place in its group and
+   whether a level below takes its misses. */
 struct member {
 	uint32_t assoc;
-	struct miss_counts misses;
+	struct group *group;
+	unsigned index;
 	int feeds_below;
-	struct pending *queue;
-	uint32_t n_queue, cap_queue;
 };
 
 /* Caches of one level that see the same references and have the same set
@@ -89,6 +91,17 @@ struct group {
 	struct member **members;	/* by associativity, ascending */
 	unsigned n_members;
 	uint32_t min_assoc;		/* members[0]'s: found shallower, no member missed */
+	/* By depth found at (0 ..stack.assoc): how many members missed, the
+	   first so many.  A reference's misses are counted once, by op slot
+	   and that number (misses: slot * n_members + missed - 1), and it
+	   waits in queue, once, if a member that missed feeds a level below:
+	   a member's misses are those its group's members from its own index
+	   on missed. */
+	uint16_t *missed_at;
+	struct miss_counts misses;
+	unsigned first_feeding;		/* the smallest index of a member that feeds below */
+	struct pending *queue;
+	uint32_t n_queue, cap_queue;
 	/* First of its chain in the array that holds it (sort_chains): the
 	   groups with its parents and line size. */
 	int chain_start;
@@ -221,6 +234,7 @@ static struct member *find_member(struct group *g, uint32_t assoc)
 	}
 	g->members[g->n_members - 1] = m;
 	m->assoc = assoc;
+	m->group = g;
 	if ((uint32_t)g->shape.assoc < assoc)
 		g->shape = (struct cgt_cache_config){ g->shape.size / g->shape.assoc * (int32_t)assoc,
 						      (int32_t)assoc, g->shape.line };
@@ -295,6 +309,26 @@ static int level_then_chain(const void *a, const void *b)
 	return chain_order(a, b);
 }
 
+/* Makes room for n references in p->live (and p->merged if merged). */
+static int reserve(struct part *p, uint32_t n, int merged)
+{
+	if (n > p->cap_live) {
+		uint32_t *v = realloc(p->live, n * sizeof(*v));
+		if (v == NULL)
+			return -1;
+		p->live = v;
+		p->cap_live = n;
+	}
+	if (merged && n > p->cap_merged) {
+		struct pending *m = realloc(p->merged, n * sizeof(*m));
+		if (m == NULL)
+			return -1;
+		p->merged = m;
+		p->cap_merged = n;
+	}
+	return 0;
+}
+
 static int part_build(struct part *p)
 {
 	struct hier *h = p->h;
@@ -308,9 +342,21 @@ static int part_build(struct part *p)
 		struct group *g = p->groups[k];
 		qsort(g->members, g->n_members, sizeof(*g->members), by_assoc);
 		g->min_assoc = g->members[0]->assoc;
+		g->first_feeding = g->n_members;
+		for (unsigned m = g->n_members; m-- > 0;) {
+			g->members[m]->index = m;
+			if (g->members[m]->feeds_below)
+				g->first_feeding = m;
+		}
 		if (cache_model_init(&g->stack, (uint32_t)g->shape.size, (uint32_t)g->shape.assoc,
-				     (uint32_t)g->shape.line) < 0)
+				     (uint32_t)g->shape.line) < 0 ||
+		    (g->missed_at = malloc(((size_t)g->stack.assoc + 1) * sizeof(*g->missed_at))) == NULL)
 			return -1;
+		for (uint32_t d = 0, m = 0; d <= g->stack.assoc; d++) {
+			while (m < g->n_members && g->members[m]->assoc <= d)
+				m++;
+			g->missed_at[d] = (uint16_t)m;
+		}
 		if (g->level <= CGT_LEVEL_D1) {
 			int side = g->level == CGT_LEVEL_D1;
 			if (push(&p->l1[side], &p->n_l1[side], sizeof(*p->l1[side])) < 0)
@@ -331,6 +377,8 @@ static int part_build(struct part *p)
 	for (int side = 0; side < 2; side++)
 		if ((p->bunch[side] = malloc(BUNCH * sizeof(*p->bunch[side]))) == NULL)
 			return -1;
+	if (reserve(p, BUNCH, 0) < 0)
+		return -1;
 	for (int side = 0; side < 2; side++)
 		sort_chains(p->l1[side], p->n_l1[side], chain_order);
 	return 0;
@@ -362,25 +410,27 @@ static inline uint32_t stack_ref(struct cache_model *c, uint64_t block)
    45-configuration sweep 9% less time than 8 (one thread), 32 more. */
 #define PREFETCH_AHEAD 16
 
-static int enqueue(struct part *p, struct member *m, const struct pending *r)
+static int enqueue(struct part *p, struct group *g, const struct pending *r, uint16_t missed)
 {
-	if (m->n_queue == m->cap_queue) {
-		uint32_t cap = m->cap_queue ? 2 * m->cap_queue : 1024;
-		struct pending *q = realloc(m->queue, cap * sizeof(*q));
+	if (g->n_queue == g->cap_queue) {
+		uint32_t cap = g->cap_queue ? 2 * g->cap_queue : 1024;
+		struct pending *q = realloc(g->queue, cap * sizeof(*q));
 		if (q == NULL)
 			return -1;
-		m->queue = q;
-		m->cap_queue = cap;
+		g->queue = q;
+		g->cap_queue = cap;
 	}
-	m->queue[m->n_queue++] = *r;
-	if (m->n_queue >= BUNCH)
+	struct pending *q = &g->queue[g->n_queue++];
+	*q = *r;
+	q->missed_in = missed;
+	if (g->n_queue >= BUNCH)
 		p->must_drain = 1;
 	return 0;
 }
 
-/* One reference to a group: each member it missed in counts it, and keeps
-   it for the next level if it has one.  A reference that straddles two
-   lines is one access that misses where either line does. */
+/* One reference to a group: counted once for the members it missed in,
+   and kept for the next level if one of them has one.  A reference that
+   straddles two lines is one access that misses where either line does. */
 static inline __attribute__((always_inline)) int
 group_ref(struct part *p, struct group *g, uint64_t first, uint64_t last, const struct pending *r)
 {
@@ -391,11 +441,10 @@ group_ref(struct part *p, struct group *g, uint64_t first, uint64_t last, const 
 	}
 	if (__builtin_expect(depth < g->min_assoc, 1))
 		return 0;
-	for (unsigned k = 0; k < g->n_members && g->members[k]->assoc <= depth; k++) {
-		struct member *m = g->members[k];
-		if (count_miss(&m->misses, r->slot) < 0 || (m->feeds_below && enqueue(p, m, r) < 0))
-			return -1;
-	}
+	uint16_t missed = g->missed_at[depth];
+	if (count_miss(&g->misses, (uint64_t)r->slot * g->n_members + missed - 1) < 0 ||
+	    (missed > g->first_feeding && enqueue(p, g, r, missed) < 0))
+		return -1;
 	return 0;
 }
 
@@ -420,16 +469,7 @@ static inline __attribute__((always_inline)) void prefetch_set(const struct cach
 static int run_chain(struct part *p, struct group *const *chain, unsigned n_chain,
 		     const struct pending *in, uint32_t n)
 {
-	if (n > p->cap_live) {
-		uint32_t *v = realloc(p->live, n * sizeof(*v));
-		if (v == NULL)
-			return -1;
-		p->live = v;
-		p->cap_live = n;
-	}
 	uint32_t *live = p->live;	/* the references still going down */
-	for (uint32_t i = 0; i < n; i++)
-		live[i] = i;
 	for (unsigned k = 0; k < n_chain && n > 0; k++) {
 		struct group *g = chain[k];
 		const struct cache_model *c = &g->stack;
@@ -461,34 +501,42 @@ static unsigned chain_end(struct group *const *groups, unsigned n, unsigned k)
 }
 
 /* The input of the chain starting at g: its parents' misses in program
-   order (*in, *n).  0, or -1 if out of memory. */
+   order, as references *in[p->live[0 .. *n)].  0, or -1 if out of memory. */
 static int chain_input(struct part *p, const struct group *g, const struct pending **in, uint32_t *n)
 {
 	const struct member *a = g->parents[0], *b = g->parents[1];
-	if (b == NULL || b->n_queue == 0) {
-		*in = a->queue;
-		*n = a->n_queue;
-		return 0;
-	}
-	if (a->n_queue == 0) {
-		*in = b->queue;
-		*n = b->n_queue;
-		return 0;
-	}
-	uint32_t total = a->n_queue + b->n_queue;
-	if (total > p->cap_merged) {
-		struct pending *m = realloc(p->merged, total * sizeof(*m));
-		if (m == NULL)
+	const struct group *ga = a->group, *gb = b != NULL ? b->group : NULL;
+	if (gb == NULL || gb->n_queue == 0 || ga->n_queue == 0) {
+		const struct member *only = gb == NULL || gb->n_queue == 0 ? a : b;
+		const struct pending *q = only->group->queue;
+		uint32_t n_q = only->group->n_queue, kept = 0;
+		if (reserve(p, n_q, 0) < 0)
 			return -1;
-		p->merged = m;
-		p->cap_merged = total;
+		for (uint32_t i = 0; i < n_q; i++) {
+			p->live[kept] = i;
+			kept += q[i].missed_in > only->index;
+		}
+		*in = q;
+		*n = kept;
+		return 0;
 	}
-	for (uint32_t i = 0, j = 0, k = 0; k < total; k++)
-		p->merged[k] = j == b->n_queue || (i < a->n_queue && a->queue[i].seq < b->queue[j].seq)
-				       ? a->queue[i++]
-				       : b->queue[j++];
+	if (reserve(p, ga->n_queue + gb->n_queue, 1) < 0)
+		return -1;
+	uint32_t i = 0, j = 0, k = 0;
+	while (i < ga->n_queue || j < gb->n_queue) {
+		const struct pending *r =
+			j == gb->n_queue || (i < ga->n_queue && ga->queue[i].seq < gb->queue[j].seq)
+				? &ga->queue[i++]
+				: &gb->queue[j++];
+		const struct member *from = r >= ga->queue && r < ga->queue + ga->n_queue ? a : b;
+		if (r->missed_in > from->index) {
+			p->merged[k] = *r;
+			p->live[k] = k;
+			k++;
+		}
+	}
 	*in = p->merged;
-	*n = total;
+	*n = k;
 	return 0;
 }
 
@@ -506,8 +554,7 @@ static int drain(struct part *p)
 	}
 	/* Every level below has taken them: the queues are spent. */
 	for (unsigned g = 0; g < p->n_groups; g++)
-		for (unsigned m = 0; m < p->groups[g]->n_members; m++)
-			p->groups[g]->members[m]->n_queue = 0;
+		p->groups[g]->n_queue = 0;
 	p->must_drain = 0;
 	return 0;
 }
@@ -519,6 +566,8 @@ static int take_bunch(struct part *p)
 	for (int side = 0; side < 2; side++) {
 		for (unsigned k = 0, end; k < p->n_l1[side]; k = end) {
 			end = chain_end(p->l1[side], p->n_l1[side], k);
+			for (uint32_t i = 0; i < p->n_bunch[side]; i++)
+				p->live[i] = i;
 			if (run_chain(p, p->l1[side] + k, end - k, p->bunch[side], p->n_bunch[side]) < 0)
 				return -1;
 		}
@@ -626,7 +675,7 @@ static int run_batch(struct part *p, struct cgt_batch *b, struct cgt_error *e)
 				continue;	/* a guarded access not made */
 			int side = !s->is_fetch;
 			p->bunch[side][p->n_bunch[side]++] =
-				(struct pending){ addr, p->seq++, rp->first_slot + s->op, s->size };
+				(struct pending){ addr, p->seq++, rp->first_slot + s->op, s->size, 0 };
 			if (p->n_bunch[side] == BUNCH && take_bunch(p) < 0)
 				return cgt_fail(e, cgt_err_nomem, "out of memory");
 		}
@@ -761,12 +810,16 @@ void hier_misses(const struct hier *h, unsigned config, hier_miss_fn *add, void 
 		const struct member *m = h->chain[config][level];
 		if (m == NULL)
 			continue;
-		for (uint32_t page = 0; page < m->misses.n_pages; page++)
-			for (uint32_t i = 0; m->misses.pages[page] != NULL && i < 1u << PAGE_BITS; i++) {
-				uint64_t n = m->misses.pages[page][i];
-				if (n == 0)
+		/* Its misses at a slot: those counted there with more than
+		   m->index members missing. */
+		const struct miss_counts *c = &m->group->misses;
+		uint64_t width = m->group->n_members;
+		for (uint64_t page = 0; page < c->n_pages; page++)
+			for (uint32_t i = 0; c->pages[page] != NULL && i < 1u << PAGE_BITS; i++) {
+				uint64_t n = c->pages[page][i], at = page << PAGE_BITS | i;
+				if (n == 0 || at % width < m->index)
 					continue;
-				const struct slot_owner *o = &p->slots[page << PAGE_BITS | i];
+				const struct slot_owner *o = &p->slots[at / width];
 				add(arg, o->block, o->op, (enum cgt_level)level, n);
 			}
 	}
@@ -780,11 +833,11 @@ void hier_close(struct hier *h)
 		struct part *p = &h->parts[t];
 		for (unsigned k = 0; k < p->n_groups; k++) {
 			struct group *g = p->groups[k];
-			for (unsigned m = 0; m < g->n_members; m++) {
-				miss_counts_free(&g->members[m]->misses);
-				free(g->members[m]->queue);
+			for (unsigned m = 0; m < g->n_members; m++)
 				free(g->members[m]);
-			}
+			miss_counts_free(&g->misses);
+			free(g->queue);
+			free(g->missed_at);
 			free(g->members);
 			cache_model_free(&g->stack);
 			free(g);
