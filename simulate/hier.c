@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "block_program.h"
 #include "cache_model.h"
@@ -88,7 +89,6 @@ struct group {
 	struct cgt_cache_config shape;	/* size / assoc = sets x line */
 	const struct member *parents[2];	/* whose misses it takes; NULL at L1 */
 	struct cache_model stack;
-	void *tags_block;		/* stack.tags' allocation (aligned_stack) */
 	struct member **members;	/* by associativity, ascending */
 	unsigned n_members;
 	uint32_t min_assoc;		/* members[0]'s: found shallower, no member missed */
@@ -149,6 +149,8 @@ struct part {
 	uint32_t cap_merged;
 	uint32_t *live, cap_live;	/* see run_chain */
 	int must_drain;
+	void *arena;			/* every group's stack.tags (map_stacks) */
+	size_t arena_size;
 	const char *path;
 	const struct cgt_sim_progress *progress;	/* part 0's only */
 	int failed;
@@ -330,19 +332,37 @@ static int reserve(struct part *p, uint32_t n, int merged)
 	return 0;
 }
 
-/* Puts the stack's sets on the host's cache lines: calloc's large blocks
-   start 16 bytes into a page, so an 8-way set took two lines and a 16-way
-   set three, one of them not prefetched. */
-static int align_stack(struct group *g)
+/* Puts every stack of the part in one mapping, each on the host's cache
+   lines, in huge pages where the system gives them: with 4 KiB pages, 45
+   stacks of 1 MiB take a TLB miss on nearly every reference, and the
+   prefetches ahead wait for their page walks.  (calloc's large blocks
+   start 16 bytes into a page, so an 8-way set of 64-bit tags took two
+   host lines and a 16-way set three.) */
+static int map_stacks(struct part *p)
 {
-	struct cache_model *c = &g->stack;
-	uint64_t bytes = cache_model_slots(c) * sizeof(*c->tags);
-	uint8_t *block = bytes > SIZE_MAX - 64 ? NULL : calloc(1, (size_t)bytes + 64);
-	if (block == NULL)
+	size_t total = 0;
+	for (unsigned k = 0; k < p->n_groups; k++) {
+		uint64_t bytes = cache_model_slots(&p->groups[k]->stack) * sizeof(uint64_t);
+		if (bytes > SIZE_MAX / 2 - total)
+			return -1;
+		total += ((size_t)bytes + 63) & ~(size_t)63;
+	}
+	void *arena = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (arena == MAP_FAILED)
 		return -1;
-	free(c->tags);
-	g->tags_block = block;
-	c->tags = (uint64_t *)(block + (64 - (uintptr_t)block % 64));
+#ifdef MADV_HUGEPAGE
+	madvise(arena, total, MADV_HUGEPAGE);	/* only a hint */
+#endif
+	p->arena = arena;
+	p->arena_size = total;
+	uint8_t *at = arena;
+	for (unsigned k = 0; k < p->n_groups; k++) {
+		struct cache_model *c = &p->groups[k]->stack;
+		uint64_t bytes = cache_model_slots(c) * sizeof(uint64_t);
+		free(c->tags);	/* zeroes, as the mapping's */
+		c->tags = (uint64_t *)at;
+		at += ((size_t)bytes + 63) & ~(size_t)63;
+	}
 	return 0;
 }
 
@@ -367,7 +387,6 @@ static int part_build(struct part *p)
 		}
 		if (cache_model_init(&g->stack, (uint32_t)g->shape.size, (uint32_t)g->shape.assoc,
 				     (uint32_t)g->shape.line) < 0 ||
-		    align_stack(g) < 0 ||
 		    (g->missed_at = malloc(((size_t)g->stack.assoc + 1) * sizeof(*g->missed_at))) == NULL)
 			return -1;
 		for (uint32_t d = 0, m = 0; d <= g->stack.assoc; d++) {
@@ -392,6 +411,8 @@ static int part_build(struct part *p)
 		p->lower[p->n_lower - 1] = p->groups[k];
 	}
 	sort_chains(p->lower, p->n_lower, level_then_chain);
+	if (map_stacks(p) < 0)
+		return -1;
 	for (int side = 0; side < 2; side++)
 		if ((p->bunch[side] = malloc(BUNCH * sizeof(*p->bunch[side]))) == NULL)
 			return -1;
@@ -856,10 +877,8 @@ void hier_close(struct hier *h)
 			miss_counts_free(&g->misses);
 			free(g->queue);
 			free(g->missed_at);
-			if (g->tags_block != NULL) {
-				free(g->tags_block);
-				g->stack.tags = NULL;
-			}
+			if (p->arena != NULL)
+				g->stack.tags = NULL;	/* in the arena */
 			free(g->members);
 			cache_model_free(&g->stack);
 			free(g);
@@ -877,6 +896,8 @@ void hier_close(struct hier *h)
 		free(p->l1[0]);
 		free(p->l1[1]);
 		free(p->configs);
+		if (p->arena != NULL)
+			munmap(p->arena, p->arena_size);
 	}
 	free(h->parts);
 	free(h->configs);
