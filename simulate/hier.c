@@ -29,7 +29,8 @@ struct miss_counts {
 	uint64_t n_pages;
 };
 
-static int count_miss(struct miss_counts *m, uint64_t slot)
+/* Makes room for slot's count: 0, or -1 if out of memory. */
+static __attribute__((noinline)) int grow_counts(struct miss_counts *m, uint64_t slot)
 {
 	uint64_t page = slot >> PAGE_BITS;
 	if (page >= m->n_pages) {
@@ -44,6 +45,15 @@ static int count_miss(struct miss_counts *m, uint64_t slot)
 		m->n_pages = n;
 	}
 	if (m->pages[page] == NULL && (m->pages[page] = calloc(1u << PAGE_BITS, sizeof(uint64_t))) == NULL)
+		return -1;
+	return 0;
+}
+
+static inline __attribute__((always_inline)) int count_miss(struct miss_counts *m, uint64_t slot)
+{
+	uint64_t page = slot >> PAGE_BITS;
+	if (__builtin_expect(page >= m->n_pages || m->pages[page] == NULL, 0) &&
+	    grow_counts(m, slot) < 0)
 		return -1;
 	m->pages[page][slot & ((1u << PAGE_BITS) - 1)]++;
 	return 0;
@@ -89,6 +99,13 @@ struct group {
 	struct cgt_cache_config shape;	/* size / assoc = sets x line */
 	const struct member *parents[2];	/* whose misses it takes; NULL at L1 */
 	struct cache_model stack;
+	/* Narrow: stack.tags holds 32-bit tags, a line's number above its set
+	   bits, plus one (0: no line; set 0 starts with line 0, as a cold
+	   cache_model), so that a set of 16 ways is one host line.  A group
+	   is narrow if its lines fit (see map_stacks) until one does not
+	   (widen). */
+	int narrow;
+	uint32_t set_bits;
 	struct member **members;	/* by associativity, ascending */
 	unsigned n_members;
 	uint32_t min_assoc;		/* members[0]'s: found shallower, no member missed */
@@ -142,6 +159,7 @@ struct part {
 	struct group **lower;
 	unsigned n_lower;
 	uint64_t seq;			/* references so far */
+	uint64_t addr_bits;		/* the bits of every byte referenced so far */
 	/* References gathered for L1 (take_bunch): fetches, data. */
 	struct pending *bunch[2];
 	uint32_t n_bunch[2];
@@ -332,6 +350,10 @@ static int reserve(struct part *p, uint32_t n, int merged)
 	return 0;
 }
 
+/* The narrowest stack worth having: lines of 64 bytes and 1024 sets take
+   47-bit addresses (a user's on x86-64) to 31 bits above their set bits. */
+#define NARROW_MIN_WAY_BITS 16
+
 /* Puts every stack of the part in one mapping, each on the host's cache
    lines, in huge pages where the system gives them: with 4 KiB pages, 45
    stacks of 1 MiB take a TLB miss on nearly every reference, and the
@@ -362,6 +384,11 @@ static int map_stacks(struct part *p)
 		free(c->tags);	/* zeroes, as the mapping's */
 		c->tags = (uint64_t *)at;
 		at += ((size_t)bytes + 63) & ~(size_t)63;
+		struct group *g = p->groups[k];
+		g->set_bits = (uint32_t)__builtin_popcountll(c->sets_mask);
+		g->narrow = c->line_bits + g->set_bits >= NARROW_MIN_WAY_BITS;
+		for (uint32_t w = 0; g->narrow && w < c->assoc; w++)
+			((uint32_t *)c->tags)[w] = 1;	/* line 0 */
 	}
 	return 0;
 }
@@ -425,24 +452,60 @@ static int part_build(struct part *p)
 
 /* ---- Replaying ------------------------------------------------------- */
 
-/* Looks block up in its set of a known stack and makes it the most
-   recently used: the depth it was found at, or the stack's depth if it was
-   not there. */
-static inline uint32_t stack_ref(struct cache_model *c, uint64_t block)
+/* Looks block up in its set of g's stack and makes it the most recently
+   used: the depth it was found at, or the stack's depth if it was not
+   there. */
+#define STACK_REF(type, set, key, assoc)                       \
+	do {                                                   \
+		if (set[0] == key)                             \
+			return 0;                              \
+		type carried = set[0];                         \
+		set[0] = key;                                  \
+		for (uint32_t i = 1; i < assoc; i++) {         \
+			type was = set[i];                     \
+			set[i] = carried;                      \
+			if (was == key)                        \
+				return i;                      \
+			carried = was;                         \
+		}                                              \
+		return assoc;                                  \
+	} while (0)
+
+static inline __attribute__((always_inline)) uint32_t stack_ref(struct group *g, uint64_t block,
+								int narrow)
 {
-	uint64_t *set = c->tags + ((block & c->sets_mask) << c->way_bits);
-	if (set[0] == block)
-		return 0;
-	uint64_t carried = set[0];
-	set[0] = block;
-	for (uint32_t i = 1; i < c->assoc; i++) {
-		uint64_t was = set[i];
-		set[i] = carried;
-		if (was == block)
-			return i;
-		carried = was;
+	struct cache_model *c = &g->stack;
+	uint64_t at = (block & c->sets_mask) << c->way_bits;
+	if (narrow) {
+		uint32_t *set = (uint32_t *)c->tags + at, key = (uint32_t)(block >> g->set_bits) + 1;
+		STACK_REF(uint32_t, set, key, c->assoc);
 	}
-	return c->assoc;
+	uint64_t *set = c->tags + at;
+	STACK_REF(uint64_t, set, block, c->assoc);
+}
+
+/* Whether block is the most recently used line of its set in g. */
+static inline __attribute__((always_inline)) int is_mru(const struct group *g, uint64_t block,
+							int narrow)
+{
+	const struct cache_model *c = &g->stack;
+	uint64_t at = (block & c->sets_mask) << c->way_bits;
+	if (narrow)
+		return ((const uint32_t *)c->tags)[at] == (uint32_t)(block >> g->set_bits) + 1;
+	return c->tags[at] == block;
+}
+
+/* Makes a narrow group wide, in place (map_stacks leaves room for it):
+   from the last tag down, each wide tag covers narrow ones already read. */
+static void widen(struct group *g)
+{
+	struct cache_model *c = &g->stack;
+	const uint32_t *narrow = (const uint32_t *)c->tags;
+	for (uint64_t i = cache_model_slots(c); i-- > 0;) {
+		uint32_t t = narrow[i];
+		c->tags[i] = t == 0 ? 0 : (uint64_t)(t - 1) << g->set_bits | i >> c->way_bits;
+	}
+	g->narrow = 0;
 }
 
 /* How many references ahead a group's sets are prefetched: 16 took a
@@ -471,11 +534,12 @@ static int enqueue(struct part *p, struct group *g, const struct pending *r, uin
    and kept for the next level if one of them has one.  A reference that
    straddles two lines is one access that misses where either line does. */
 static inline __attribute__((always_inline)) int
-group_ref(struct part *p, struct group *g, uint64_t first, uint64_t last, const struct pending *r)
+group_ref(struct part *p, struct group *g, uint64_t first, uint64_t last, const struct pending *r,
+	  int narrow)
 {
-	uint32_t depth = stack_ref(&g->stack, first);
+	uint32_t depth = stack_ref(g, first, narrow);
 	if (last != first) {
-		uint32_t d2 = stack_ref(&g->stack, last);
+		uint32_t d2 = stack_ref(g, last, narrow);
 		depth = d2 > depth ? d2 : depth;
 	}
 	if (__builtin_expect(depth < g->min_assoc, 1))
@@ -489,13 +553,16 @@ group_ref(struct part *p, struct group *g, uint64_t first, uint64_t last, const 
 
 /* Always inline: gcc 12 takes a function that only prefetches for one
    without effect and drops the calls before inlining it. */
-static inline __attribute__((always_inline)) void prefetch_set(const struct cache_model *c,
-								 uint64_t addr)
+static inline __attribute__((always_inline)) void prefetch_set(const struct group *g,
+								 uint64_t addr, int narrow)
 {
-	const uint64_t *set = c->tags + (((addr >> c->line_bits) & c->sets_mask) << c->way_bits);
+	const struct cache_model *c = &g->stack;
+	uint64_t at = ((addr >> c->line_bits) & c->sets_mask) << c->way_bits;
+	const char *set = narrow ? (const char *)((const uint32_t *)c->tags + at)
+				 : (const char *)(c->tags + at);
 	__builtin_prefetch(set);
-	if (c->way_bits > 3)
-		__builtin_prefetch(set + 8);	/* 16 ways: the set's second line */
+	if (c->way_bits > (narrow ? 4u : 3u))
+		__builtin_prefetch(set + 64);	/* the set's second host line */
 }
 
 /* The references in[0..n) (in program order) to each group of a chain
@@ -505,27 +572,40 @@ static inline __attribute__((always_inline)) void prefetch_set(const struct cach
    every cache of more sets that saw the same references (their sets split
    its set): a reference that is such a hit in a group would only hit
    again, unchanged, in the rest of its chain, so it goes no further. */
+static inline __attribute__((always_inline)) int
+run_group(struct part *p, struct group *g, const struct pending *in, uint32_t *live, uint32_t n,
+	  uint32_t *kept, int narrow)
+{
+	const struct cache_model *c = &g->stack;
+	for (uint32_t j = 0; j < n; j++) {
+		if (j + PREFETCH_AHEAD < n)
+			prefetch_set(g, in[live[j + PREFETCH_AHEAD]].addr, narrow);
+		const struct pending *r = &in[live[j]];
+		uint64_t first = r->addr >> c->line_bits;
+		uint64_t last = (r->addr + r->size - 1) >> c->line_bits;
+		if (is_mru(g, first, narrow) && is_mru(g, last, narrow))
+			continue;
+		live[(*kept)++] = live[j];
+		if (group_ref(p, g, first, last, r, narrow) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int run_chain(struct part *p, struct group *const *chain, unsigned n_chain,
 		     const struct pending *in, uint32_t n)
 {
 	uint32_t *live = p->live;	/* the references still going down */
 	for (unsigned k = 0; k < n_chain && n > 0; k++) {
 		struct group *g = chain[k];
-		const struct cache_model *c = &g->stack;
 		uint32_t kept = 0;
-		for (uint32_t j = 0; j < n; j++) {
-			if (j + PREFETCH_AHEAD < n)
-				prefetch_set(c, in[live[j + PREFETCH_AHEAD]].addr);
-			const struct pending *r = &in[live[j]];
-			uint64_t first = r->addr >> c->line_bits;
-			uint64_t last = (r->addr + r->size - 1) >> c->line_bits;
-			if (c->tags[(first & c->sets_mask) << c->way_bits] == first &&
-			    c->tags[(last & c->sets_mask) << c->way_bits] == last)
-				continue;
-			live[kept++] = live[j];
-			if (group_ref(p, g, first, last, r) < 0)
-				return -1;
-		}
+		/* Every line so far, and so every line of in, is at most
+		   p->addr_bits >> line_bits. */
+		if (g->narrow && (p->addr_bits >> g->stack.line_bits >> g->set_bits) >= UINT32_MAX)
+			widen(g);
+		if ((g->narrow ? run_group(p, g, in, live, n, &kept, 1)
+			       : run_group(p, g, in, live, n, &kept, 0)) < 0)
+			return -1;
 		n = kept;
 	}
 	return 0;
@@ -713,6 +793,7 @@ static int run_batch(struct part *p, struct cgt_batch *b, struct cgt_error *e)
 			if (addr == CGT_NO_ACCESS)
 				continue;	/* a guarded access not made */
 			int side = !s->is_fetch;
+			p->addr_bits |= addr | (addr + s->size - 1);
 			p->bunch[side][p->n_bunch[side]++] =
 				(struct pending){ addr, p->seq++, rp->first_slot + s->op, s->size, 0 };
 			if (p->n_bunch[side] == BUNCH && take_bunch(p) < 0)
