@@ -733,6 +733,8 @@ static struct ref_program *compile(struct part *p, const struct cgt_block *blk)
 			prev_last_line = last;
 			if (!same)
 				rp->steps[n++] = (struct ref_step){ in->addr, k, 0, (uint8_t)in->len, 1 };
+			/* A fetch's bytes, once for every execution (run_batch). */
+			p->addr_bits |= in->addr | (in->addr + in->len - 1);
 			break;
 		}
 		case CGT_OP_READ:
@@ -787,18 +789,38 @@ static int run_batch(struct part *p, struct cgt_batch *b, struct cgt_error *e)
 		if (rp == NULL)
 			return cgt_fail(e, cgt_err_nomem, "out of memory");
 
+		/* In locals, not through p: the stores into the bunches could
+		   alias p's counters, which made every reference wait for the
+		   one before. */
+		struct pending *fetches = p->bunch[0], *data = p->bunch[1];
+		uint32_t n_fetches = p->n_bunch[0], n_data = p->n_bunch[1];
+		uint64_t seq = p->seq, bits = p->addr_bits;
 		for (uint32_t k = 0, n = rp->in_prefix[x.exit]; k < n; k++) {
 			const struct ref_step *s = &rp->steps[k];
-			uint64_t addr = s->is_fetch ? s->addr : x.values[s->value];
-			if (addr == CGT_NO_ACCESS)
-				continue;	/* a guarded access not made */
-			int side = !s->is_fetch;
-			p->addr_bits |= addr | (addr + s->size - 1);
-			p->bunch[side][p->n_bunch[side]++] =
-				(struct pending){ addr, p->seq++, rp->first_slot + s->op, s->size, 0 };
-			if (p->n_bunch[side] == BUNCH && take_bunch(p) < 0)
-				return cgt_fail(e, cgt_err_nomem, "out of memory");
+			uint32_t slot = rp->first_slot + s->op;
+			if (s->is_fetch) {
+				fetches[n_fetches++] = (struct pending){ s->addr, seq++, slot, s->size, 0 };
+			} else {
+				uint64_t addr = x.values[s->value];
+				if (addr == CGT_NO_ACCESS)
+					continue;	/* a guarded access not made */
+				bits |= addr | (addr + s->size - 1);
+				data[n_data++] = (struct pending){ addr, seq++, slot, s->size, 0 };
+			}
+			if (n_fetches == BUNCH || n_data == BUNCH) {
+				p->n_bunch[0] = n_fetches;
+				p->n_bunch[1] = n_data;
+				p->seq = seq;
+				p->addr_bits = bits;
+				if (take_bunch(p) < 0)
+					return cgt_fail(e, cgt_err_nomem, "out of memory");
+				n_fetches = n_data = 0;
+			}
 		}
+		p->n_bunch[0] = n_fetches;
+		p->n_bunch[1] = n_data;
+		p->seq = seq;
+		p->addr_bits = bits;
 	}
 	return rc;
 }
