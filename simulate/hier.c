@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "block_program.h"
 #include "cache_model.h"
@@ -25,17 +26,18 @@
 
 struct miss_counts {
 	uint64_t **pages;
-	uint32_t n_pages;
+	uint64_t n_pages;
 };
 
-static int count_miss(struct miss_counts *m, uint32_t slot)
+/* Makes room for slot's count: 0, or -1 if out of memory. */
+static __attribute__((noinline)) int grow_counts(struct miss_counts *m, uint64_t slot)
 {
-	uint32_t page = slot >> PAGE_BITS;
+	uint64_t page = slot >> PAGE_BITS;
 	if (page >= m->n_pages) {
-		uint32_t n = m->n_pages ? m->n_pages : 16;
+		uint64_t n = m->n_pages ? m->n_pages : 16;
 		while (n <= page)
 			n *= 2;
-		uint64_t **v = realloc(m->pages, n * sizeof(*v));
+		uint64_t **v = n > SIZE_MAX / sizeof(*v) ? NULL : realloc(m->pages, n * sizeof(*v));
 		if (v == NULL)
 			return -1;
 		memset(v + m->n_pages, 0, (n - m->n_pages) * sizeof(*v));
@@ -44,13 +46,22 @@ static int count_miss(struct miss_counts *m, uint32_t slot)
 	}
 	if (m->pages[page] == NULL && (m->pages[page] = calloc(1u << PAGE_BITS, sizeof(uint64_t))) == NULL)
 		return -1;
+	return 0;
+}
+
+static inline __attribute__((always_inline)) int count_miss(struct miss_counts *m, uint64_t slot)
+{
+	uint64_t page = slot >> PAGE_BITS;
+	if (__builtin_expect(page >= m->n_pages || m->pages[page] == NULL, 0) &&
+	    grow_counts(m, slot) < 0)
+		return -1;
 	m->pages[page][slot & ((1u << PAGE_BITS) - 1)]++;
 	return 0;
 }
 
 static void miss_counts_free(struct miss_counts *m)
 {
-	for (uint32_t k = 0; k < m->n_pages; k++)
+	for (uint64_t k = 0; k < m->n_pages; k++)
 		free(m->pages[k]);
 	free(m->pages);
 }
@@ -62,21 +73,23 @@ struct group;
    prefetch for, small enough to stay in the host's caches. */
 #define BUNCH 4096
 
-/* A miss waiting for the next level: seq orders the misses of an
-   instruction fetch and of data, which two members make. */
+/* A reference, and a miss waiting for the next level: seq orders the
+   misses of an instruction fetch and of data, which two groups make;
+   missed_in says which members of its group missed it (see struct
+   group). */
 struct pending {
 	uint64_t addr, seq;
-	uint32_t slot, size;
+	uint32_t slot;
+	uint16_t size, missed_in;
 };
 
-/* One cache of a group: its associativity, its misses, whether a level
-   below takes them, and those it has yet to take. */
+/* One cache of a group: its associativity, its place in its group and
+   whether a level below takes its misses. */
 struct member {
 	uint32_t assoc;
-	struct miss_counts misses;
+	struct group *group;
+	unsigned index;
 	int feeds_below;
-	struct pending *queue;
-	uint32_t n_queue, cap_queue;
 };
 
 /* Caches of one level that see the same references and have the same set
@@ -86,9 +99,27 @@ struct group {
 	struct cgt_cache_config shape;	/* size / assoc = sets x line */
 	const struct member *parents[2];	/* whose misses it takes; NULL at L1 */
 	struct cache_model stack;
+	/* Narrow: stack.tags holds 32-bit tags, a line's number above its set
+	   bits, plus one (0: no line; set 0 starts with line 0, as a cold
+	   cache_model), so that a set of 16 ways is one host line.  A group
+	   is narrow if its lines fit (see map_stacks) until one does not
+	   (widen). */
+	int narrow;
+	uint32_t set_bits;
 	struct member **members;	/* by associativity, ascending */
 	unsigned n_members;
 	uint32_t min_assoc;		/* members[0]'s: found shallower, no member missed */
+	/* By depth found at (0 ..stack.assoc): how many members missed, the
+	   first so many.  A reference's misses are counted once, by op slot
+	   and that number (misses: slot * n_members + missed - 1), and it
+	   waits in queue, once, if a member that missed feeds a level below:
+	   a member's misses are those its group's members from its own index
+	   on missed. */
+	uint16_t *missed_at;
+	struct miss_counts misses;
+	unsigned first_feeding;		/* the smallest index of a member that feeds below */
+	struct pending *queue;
+	uint32_t n_queue, cap_queue;
 	/* First of its chain in the array that holds it (sort_chains): the
 	   groups with its parents and line size. */
 	int chain_start;
@@ -128,6 +159,7 @@ struct part {
 	struct group **lower;
 	unsigned n_lower;
 	uint64_t seq;			/* references so far */
+	uint64_t addr_bits;		/* the bits of every byte referenced so far */
 	/* References gathered for L1 (take_bunch): fetches, data. */
 	struct pending *bunch[2];
 	uint32_t n_bunch[2];
@@ -135,6 +167,8 @@ struct part {
 	uint32_t cap_merged;
 	uint32_t *live, cap_live;	/* see run_chain */
 	int must_drain;
+	void *arena;			/* every group's stack.tags (map_stacks) */
+	size_t arena_size;
 	const char *path;
 	const struct cgt_sim_progress *progress;	/* part 0's only */
 	int failed;
@@ -221,6 +255,7 @@ static struct member *find_member(struct group *g, uint32_t assoc)
 	}
 	g->members[g->n_members - 1] = m;
 	m->assoc = assoc;
+	m->group = g;
 	if ((uint32_t)g->shape.assoc < assoc)
 		g->shape = (struct cgt_cache_config){ g->shape.size / g->shape.assoc * (int32_t)assoc,
 						      (int32_t)assoc, g->shape.line };
@@ -295,6 +330,69 @@ static int level_then_chain(const void *a, const void *b)
 	return chain_order(a, b);
 }
 
+/* Makes room for n references in p->live (and p->merged if merged). */
+static int reserve(struct part *p, uint32_t n, int merged)
+{
+	if (n > p->cap_live) {
+		uint32_t *v = realloc(p->live, n * sizeof(*v));
+		if (v == NULL)
+			return -1;
+		p->live = v;
+		p->cap_live = n;
+	}
+	if (merged && n > p->cap_merged) {
+		struct pending *m = realloc(p->merged, n * sizeof(*m));
+		if (m == NULL)
+			return -1;
+		p->merged = m;
+		p->cap_merged = n;
+	}
+	return 0;
+}
+
+/* The narrowest stack worth having: lines of 64 bytes and 1024 sets take
+   47-bit addresses (a user's on x86-64) to 31 bits above their set bits. */
+#define NARROW_MIN_WAY_BITS 16
+
+/* Puts every stack of the part in one mapping, each on the host's cache
+   lines, in huge pages where the system gives them: with 4 KiB pages, 45
+   stacks of 1 MiB take a TLB miss on nearly every reference, and the
+   prefetches ahead wait for their page walks.  (calloc's large blocks
+   start 16 bytes into a page, so an 8-way set of 64-bit tags took two
+   host lines and a 16-way set three.) */
+static int map_stacks(struct part *p)
+{
+	size_t total = 0;
+	for (unsigned k = 0; k < p->n_groups; k++) {
+		uint64_t bytes = cache_model_slots(&p->groups[k]->stack) * sizeof(uint64_t);
+		if (bytes > SIZE_MAX / 2 - total)
+			return -1;
+		total += ((size_t)bytes + 63) & ~(size_t)63;
+	}
+	void *arena = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (arena == MAP_FAILED)
+		return -1;
+#ifdef MADV_HUGEPAGE
+	madvise(arena, total, MADV_HUGEPAGE);	/* only a hint */
+#endif
+	p->arena = arena;
+	p->arena_size = total;
+	uint8_t *at = arena;
+	for (unsigned k = 0; k < p->n_groups; k++) {
+		struct cache_model *c = &p->groups[k]->stack;
+		uint64_t bytes = cache_model_slots(c) * sizeof(uint64_t);
+		free(c->tags);	/* zeroes, as the mapping's */
+		c->tags = (uint64_t *)at;
+		at += ((size_t)bytes + 63) & ~(size_t)63;
+		struct group *g = p->groups[k];
+		g->set_bits = (uint32_t)__builtin_popcountll(c->sets_mask);
+		g->narrow = c->line_bits + g->set_bits >= NARROW_MIN_WAY_BITS;
+		for (uint32_t w = 0; g->narrow && w < c->assoc; w++)
+			((uint32_t *)c->tags)[w] = 1;	/* line 0 */
+	}
+	return 0;
+}
+
 static int part_build(struct part *p)
 {
 	struct hier *h = p->h;
@@ -308,9 +406,21 @@ static int part_build(struct part *p)
 		struct group *g = p->groups[k];
 		qsort(g->members, g->n_members, sizeof(*g->members), by_assoc);
 		g->min_assoc = g->members[0]->assoc;
+		g->first_feeding = g->n_members;
+		for (unsigned m = g->n_members; m-- > 0;) {
+			g->members[m]->index = m;
+			if (g->members[m]->feeds_below)
+				g->first_feeding = m;
+		}
 		if (cache_model_init(&g->stack, (uint32_t)g->shape.size, (uint32_t)g->shape.assoc,
-				     (uint32_t)g->shape.line) < 0)
+				     (uint32_t)g->shape.line) < 0 ||
+		    (g->missed_at = malloc(((size_t)g->stack.assoc + 1) * sizeof(*g->missed_at))) == NULL)
 			return -1;
+		for (uint32_t d = 0, m = 0; d <= g->stack.assoc; d++) {
+			while (m < g->n_members && g->members[m]->assoc <= d)
+				m++;
+			g->missed_at[d] = (uint16_t)m;
+		}
 		if (g->level <= CGT_LEVEL_D1) {
 			int side = g->level == CGT_LEVEL_D1;
 			if (push(&p->l1[side], &p->n_l1[side], sizeof(*p->l1[side])) < 0)
@@ -328,9 +438,13 @@ static int part_build(struct part *p)
 		p->lower[p->n_lower - 1] = p->groups[k];
 	}
 	sort_chains(p->lower, p->n_lower, level_then_chain);
+	if (map_stacks(p) < 0)
+		return -1;
 	for (int side = 0; side < 2; side++)
 		if ((p->bunch[side] = malloc(BUNCH * sizeof(*p->bunch[side]))) == NULL)
 			return -1;
+	if (reserve(p, BUNCH, 0) < 0)
+		return -1;
 	for (int side = 0; side < 2; side++)
 		sort_chains(p->l1[side], p->n_l1[side], chain_order);
 	return 0;
@@ -338,76 +452,117 @@ static int part_build(struct part *p)
 
 /* ---- Replaying ------------------------------------------------------- */
 
-/* Looks block up in its set of a known stack and makes it the most
-   recently used: the depth it was found at, or the stack's depth if it was
-   not there. */
-static inline uint32_t stack_ref(struct cache_model *c, uint64_t block)
+/* Looks block up in its set of g's stack and makes it the most recently
+   used: the depth it was found at, or the stack's depth if it was not
+   there. */
+#define STACK_REF(type, set, key, assoc)                       \
+	do {                                                   \
+		if (set[0] == key)                             \
+			return 0;                              \
+		type carried = set[0];                         \
+		set[0] = key;                                  \
+		for (uint32_t i = 1; i < assoc; i++) {         \
+			type was = set[i];                     \
+			set[i] = carried;                      \
+			if (was == key)                        \
+				return i;                      \
+			carried = was;                         \
+		}                                              \
+		return assoc;                                  \
+	} while (0)
+
+static inline __attribute__((always_inline)) uint32_t stack_ref(struct group *g, uint64_t block,
+								int narrow)
 {
-	uint64_t *set = c->tags + ((block & c->sets_mask) << c->way_bits);
-	if (set[0] == block)
-		return 0;
-	uint64_t carried = set[0];
-	set[0] = block;
-	for (uint32_t i = 1; i < c->assoc; i++) {
-		uint64_t was = set[i];
-		set[i] = carried;
-		if (was == block)
-			return i;
-		carried = was;
+	struct cache_model *c = &g->stack;
+	uint64_t at = (block & c->sets_mask) << c->way_bits;
+	if (narrow) {
+		uint32_t *set = (uint32_t *)c->tags + at, key = (uint32_t)(block >> g->set_bits) + 1;
+		STACK_REF(uint32_t, set, key, c->assoc);
 	}
-	return c->assoc;
+	uint64_t *set = c->tags + at;
+	STACK_REF(uint64_t, set, block, c->assoc);
+}
+
+/* Whether block is the most recently used line of its set in g. */
+static inline __attribute__((always_inline)) int is_mru(const struct group *g, uint64_t block,
+							int narrow)
+{
+	const struct cache_model *c = &g->stack;
+	uint64_t at = (block & c->sets_mask) << c->way_bits;
+	if (narrow)
+		return ((const uint32_t *)c->tags)[at] == (uint32_t)(block >> g->set_bits) + 1;
+	return c->tags[at] == block;
+}
+
+/* Makes a narrow group wide, in place (map_stacks leaves room for it):
+   from the last tag down, each wide tag covers narrow ones already read. */
+static void widen(struct group *g)
+{
+	struct cache_model *c = &g->stack;
+	const uint32_t *narrow = (const uint32_t *)c->tags;
+	for (uint64_t i = cache_model_slots(c); i-- > 0;) {
+		uint32_t t = narrow[i];
+		c->tags[i] = t == 0 ? 0 : (uint64_t)(t - 1) << g->set_bits | i >> c->way_bits;
+	}
+	g->narrow = 0;
 }
 
 /* How many references ahead a group's sets are prefetched: 16 took a
    45-configuration sweep 9% less time than 8 (one thread), 32 more. */
 #define PREFETCH_AHEAD 16
 
-static int enqueue(struct part *p, struct member *m, const struct pending *r)
+static int enqueue(struct part *p, struct group *g, const struct pending *r, uint16_t missed)
 {
-	if (m->n_queue == m->cap_queue) {
-		uint32_t cap = m->cap_queue ? 2 * m->cap_queue : 1024;
-		struct pending *q = realloc(m->queue, cap * sizeof(*q));
+	if (g->n_queue == g->cap_queue) {
+		uint32_t cap = g->cap_queue ? 2 * g->cap_queue : 1024;
+		struct pending *q = realloc(g->queue, cap * sizeof(*q));
 		if (q == NULL)
 			return -1;
-		m->queue = q;
-		m->cap_queue = cap;
+		g->queue = q;
+		g->cap_queue = cap;
 	}
-	m->queue[m->n_queue++] = *r;
-	if (m->n_queue >= BUNCH)
+	struct pending *q = &g->queue[g->n_queue++];
+	*q = *r;
+	q->missed_in = missed;
+	if (g->n_queue >= BUNCH)
 		p->must_drain = 1;
 	return 0;
 }
 
-/* One reference to a group: each member it missed in counts it, and keeps
-   it for the next level if it has one.  A reference that straddles two
-   lines is one access that misses where either line does. */
+/* One reference to a group: counted once for the members it missed in,
+   and kept for the next level if one of them has one.  A reference that
+   straddles two lines is one access that misses where either line does. */
 static inline __attribute__((always_inline)) int
-group_ref(struct part *p, struct group *g, uint64_t first, uint64_t last, const struct pending *r)
+group_ref(struct part *p, struct group *g, uint64_t first, uint64_t last, const struct pending *r,
+	  int narrow)
 {
-	uint32_t depth = stack_ref(&g->stack, first);
+	uint32_t depth = stack_ref(g, first, narrow);
 	if (last != first) {
-		uint32_t d2 = stack_ref(&g->stack, last);
+		uint32_t d2 = stack_ref(g, last, narrow);
 		depth = d2 > depth ? d2 : depth;
 	}
 	if (__builtin_expect(depth < g->min_assoc, 1))
 		return 0;
-	for (unsigned k = 0; k < g->n_members && g->members[k]->assoc <= depth; k++) {
-		struct member *m = g->members[k];
-		if (count_miss(&m->misses, r->slot) < 0 || (m->feeds_below && enqueue(p, m, r) < 0))
-			return -1;
-	}
+	uint16_t missed = g->missed_at[depth];
+	if (count_miss(&g->misses, (uint64_t)r->slot * g->n_members + missed - 1) < 0 ||
+	    (missed > g->first_feeding && enqueue(p, g, r, missed) < 0))
+		return -1;
 	return 0;
 }
 
 /* Always inline: gcc 12 takes a function that only prefetches for one
    without effect and drops the calls before inlining it. */
-static inline __attribute__((always_inline)) void prefetch_set(const struct cache_model *c,
-								 uint64_t addr)
+static inline __attribute__((always_inline)) void prefetch_set(const struct group *g,
+								 uint64_t addr, int narrow)
 {
-	const uint64_t *set = c->tags + (((addr >> c->line_bits) & c->sets_mask) << c->way_bits);
+	const struct cache_model *c = &g->stack;
+	uint64_t at = ((addr >> c->line_bits) & c->sets_mask) << c->way_bits;
+	const char *set = narrow ? (const char *)((const uint32_t *)c->tags + at)
+				 : (const char *)(c->tags + at);
 	__builtin_prefetch(set);
-	if (c->way_bits > 3)
-		__builtin_prefetch(set + 8);	/* 16 ways: the set's second line */
+	if (c->way_bits > (narrow ? 4u : 3u))
+		__builtin_prefetch(set + 64);	/* the set's second host line */
 }
 
 /* The references in[0..n) (in program order) to each group of a chain
@@ -417,36 +572,40 @@ static inline __attribute__((always_inline)) void prefetch_set(const struct cach
    every cache of more sets that saw the same references (their sets split
    its set): a reference that is such a hit in a group would only hit
    again, unchanged, in the rest of its chain, so it goes no further. */
+static inline __attribute__((always_inline)) int
+run_group(struct part *p, struct group *g, const struct pending *in, uint32_t *live, uint32_t n,
+	  uint32_t *kept, int narrow)
+{
+	const struct cache_model *c = &g->stack;
+	for (uint32_t j = 0; j < n; j++) {
+		if (j + PREFETCH_AHEAD < n)
+			prefetch_set(g, in[live[j + PREFETCH_AHEAD]].addr, narrow);
+		const struct pending *r = &in[live[j]];
+		uint64_t first = r->addr >> c->line_bits;
+		uint64_t last = (r->addr + r->size - 1) >> c->line_bits;
+		if (is_mru(g, first, narrow) && is_mru(g, last, narrow))
+			continue;
+		live[(*kept)++] = live[j];
+		if (group_ref(p, g, first, last, r, narrow) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int run_chain(struct part *p, struct group *const *chain, unsigned n_chain,
 		     const struct pending *in, uint32_t n)
 {
-	if (n > p->cap_live) {
-		uint32_t *v = realloc(p->live, n * sizeof(*v));
-		if (v == NULL)
-			return -1;
-		p->live = v;
-		p->cap_live = n;
-	}
 	uint32_t *live = p->live;	/* the references still going down */
-	for (uint32_t i = 0; i < n; i++)
-		live[i] = i;
 	for (unsigned k = 0; k < n_chain && n > 0; k++) {
 		struct group *g = chain[k];
-		const struct cache_model *c = &g->stack;
 		uint32_t kept = 0;
-		for (uint32_t j = 0; j < n; j++) {
-			if (j + PREFETCH_AHEAD < n)
-				prefetch_set(c, in[live[j + PREFETCH_AHEAD]].addr);
-			const struct pending *r = &in[live[j]];
-			uint64_t first = r->addr >> c->line_bits;
-			uint64_t last = (r->addr + r->size - 1) >> c->line_bits;
-			if (c->tags[(first & c->sets_mask) << c->way_bits] == first &&
-			    c->tags[(last & c->sets_mask) << c->way_bits] == last)
-				continue;
-			live[kept++] = live[j];
-			if (group_ref(p, g, first, last, r) < 0)
-				return -1;
-		}
+		/* Every line so far, and so every line of in, is at most
+		   p->addr_bits >> line_bits. */
+		if (g->narrow && (p->addr_bits >> g->stack.line_bits >> g->set_bits) >= UINT32_MAX)
+			widen(g);
+		if ((g->narrow ? run_group(p, g, in, live, n, &kept, 1)
+			       : run_group(p, g, in, live, n, &kept, 0)) < 0)
+			return -1;
 		n = kept;
 	}
 	return 0;
@@ -461,34 +620,42 @@ static unsigned chain_end(struct group *const *groups, unsigned n, unsigned k)
 }
 
 /* The input of the chain starting at g: its parents' misses in program
-   order (*in, *n).  0, or -1 if out of memory. */
+   order, as references *in[p->live[0 .. *n)].  0, or -1 if out of memory. */
 static int chain_input(struct part *p, const struct group *g, const struct pending **in, uint32_t *n)
 {
 	const struct member *a = g->parents[0], *b = g->parents[1];
-	if (b == NULL || b->n_queue == 0) {
-		*in = a->queue;
-		*n = a->n_queue;
-		return 0;
-	}
-	if (a->n_queue == 0) {
-		*in = b->queue;
-		*n = b->n_queue;
-		return 0;
-	}
-	uint32_t total = a->n_queue + b->n_queue;
-	if (total > p->cap_merged) {
-		struct pending *m = realloc(p->merged, total * sizeof(*m));
-		if (m == NULL)
+	const struct group *ga = a->group, *gb = b != NULL ? b->group : NULL;
+	if (gb == NULL || gb->n_queue == 0 || ga->n_queue == 0) {
+		const struct member *only = gb == NULL || gb->n_queue == 0 ? a : b;
+		const struct pending *q = only->group->queue;
+		uint32_t n_q = only->group->n_queue, kept = 0;
+		if (reserve(p, n_q, 0) < 0)
 			return -1;
-		p->merged = m;
-		p->cap_merged = total;
+		for (uint32_t i = 0; i < n_q; i++) {
+			p->live[kept] = i;
+			kept += q[i].missed_in > only->index;
+		}
+		*in = q;
+		*n = kept;
+		return 0;
 	}
-	for (uint32_t i = 0, j = 0, k = 0; k < total; k++)
-		p->merged[k] = j == b->n_queue || (i < a->n_queue && a->queue[i].seq < b->queue[j].seq)
-				       ? a->queue[i++]
-				       : b->queue[j++];
+	if (reserve(p, ga->n_queue + gb->n_queue, 1) < 0)
+		return -1;
+	uint32_t i = 0, j = 0, k = 0;
+	while (i < ga->n_queue || j < gb->n_queue) {
+		const struct pending *r =
+			j == gb->n_queue || (i < ga->n_queue && ga->queue[i].seq < gb->queue[j].seq)
+				? &ga->queue[i++]
+				: &gb->queue[j++];
+		const struct member *from = r >= ga->queue && r < ga->queue + ga->n_queue ? a : b;
+		if (r->missed_in > from->index) {
+			p->merged[k] = *r;
+			p->live[k] = k;
+			k++;
+		}
+	}
 	*in = p->merged;
-	*n = total;
+	*n = k;
 	return 0;
 }
 
@@ -506,8 +673,7 @@ static int drain(struct part *p)
 	}
 	/* Every level below has taken them: the queues are spent. */
 	for (unsigned g = 0; g < p->n_groups; g++)
-		for (unsigned m = 0; m < p->groups[g]->n_members; m++)
-			p->groups[g]->members[m]->n_queue = 0;
+		p->groups[g]->n_queue = 0;
 	p->must_drain = 0;
 	return 0;
 }
@@ -519,6 +685,8 @@ static int take_bunch(struct part *p)
 	for (int side = 0; side < 2; side++) {
 		for (unsigned k = 0, end; k < p->n_l1[side]; k = end) {
 			end = chain_end(p->l1[side], p->n_l1[side], k);
+			for (uint32_t i = 0; i < p->n_bunch[side]; i++)
+				p->live[i] = i;
 			if (run_chain(p, p->l1[side] + k, end - k, p->bunch[side], p->n_bunch[side]) < 0)
 				return -1;
 		}
@@ -565,6 +733,8 @@ static struct ref_program *compile(struct part *p, const struct cgt_block *blk)
 			prev_last_line = last;
 			if (!same)
 				rp->steps[n++] = (struct ref_step){ in->addr, k, 0, (uint8_t)in->len, 1 };
+			/* A fetch's bytes, once for every execution (run_batch). */
+			p->addr_bits |= in->addr | (in->addr + in->len - 1);
 			break;
 		}
 		case CGT_OP_READ:
@@ -619,17 +789,38 @@ static int run_batch(struct part *p, struct cgt_batch *b, struct cgt_error *e)
 		if (rp == NULL)
 			return cgt_fail(e, cgt_err_nomem, "out of memory");
 
+		/* In locals, not through p: the stores into the bunches could
+		   alias p's counters, which made every reference wait for the
+		   one before. */
+		struct pending *fetches = p->bunch[0], *data = p->bunch[1];
+		uint32_t n_fetches = p->n_bunch[0], n_data = p->n_bunch[1];
+		uint64_t seq = p->seq, bits = p->addr_bits;
 		for (uint32_t k = 0, n = rp->in_prefix[x.exit]; k < n; k++) {
 			const struct ref_step *s = &rp->steps[k];
-			uint64_t addr = s->is_fetch ? s->addr : x.values[s->value];
-			if (addr == CGT_NO_ACCESS)
-				continue;	/* a guarded access not made */
-			int side = !s->is_fetch;
-			p->bunch[side][p->n_bunch[side]++] =
-				(struct pending){ addr, p->seq++, rp->first_slot + s->op, s->size };
-			if (p->n_bunch[side] == BUNCH && take_bunch(p) < 0)
-				return cgt_fail(e, cgt_err_nomem, "out of memory");
+			uint32_t slot = rp->first_slot + s->op;
+			if (s->is_fetch) {
+				fetches[n_fetches++] = (struct pending){ s->addr, seq++, slot, s->size, 0 };
+			} else {
+				uint64_t addr = x.values[s->value];
+				if (addr == CGT_NO_ACCESS)
+					continue;	/* a guarded access not made */
+				bits |= addr | (addr + s->size - 1);
+				data[n_data++] = (struct pending){ addr, seq++, slot, s->size, 0 };
+			}
+			if (n_fetches == BUNCH || n_data == BUNCH) {
+				p->n_bunch[0] = n_fetches;
+				p->n_bunch[1] = n_data;
+				p->seq = seq;
+				p->addr_bits = bits;
+				if (take_bunch(p) < 0)
+					return cgt_fail(e, cgt_err_nomem, "out of memory");
+				n_fetches = n_data = 0;
+			}
 		}
+		p->n_bunch[0] = n_fetches;
+		p->n_bunch[1] = n_data;
+		p->seq = seq;
+		p->addr_bits = bits;
 	}
 	return rc;
 }
@@ -761,12 +952,16 @@ void hier_misses(const struct hier *h, unsigned config, hier_miss_fn *add, void 
 		const struct member *m = h->chain[config][level];
 		if (m == NULL)
 			continue;
-		for (uint32_t page = 0; page < m->misses.n_pages; page++)
-			for (uint32_t i = 0; m->misses.pages[page] != NULL && i < 1u << PAGE_BITS; i++) {
-				uint64_t n = m->misses.pages[page][i];
-				if (n == 0)
+		/* Its misses at a slot: those counted there with more than
+		   m->index members missing. */
+		const struct miss_counts *c = &m->group->misses;
+		uint64_t width = m->group->n_members;
+		for (uint64_t page = 0; page < c->n_pages; page++)
+			for (uint32_t i = 0; c->pages[page] != NULL && i < 1u << PAGE_BITS; i++) {
+				uint64_t n = c->pages[page][i], at = page << PAGE_BITS | i;
+				if (n == 0 || at % width < m->index)
 					continue;
-				const struct slot_owner *o = &p->slots[page << PAGE_BITS | i];
+				const struct slot_owner *o = &p->slots[at / width];
 				add(arg, o->block, o->op, (enum cgt_level)level, n);
 			}
 	}
@@ -780,11 +975,13 @@ void hier_close(struct hier *h)
 		struct part *p = &h->parts[t];
 		for (unsigned k = 0; k < p->n_groups; k++) {
 			struct group *g = p->groups[k];
-			for (unsigned m = 0; m < g->n_members; m++) {
-				miss_counts_free(&g->members[m]->misses);
-				free(g->members[m]->queue);
+			for (unsigned m = 0; m < g->n_members; m++)
 				free(g->members[m]);
-			}
+			miss_counts_free(&g->misses);
+			free(g->queue);
+			free(g->missed_at);
+			if (p->arena != NULL)
+				g->stack.tags = NULL;	/* in the arena */
 			free(g->members);
 			cache_model_free(&g->stack);
 			free(g);
@@ -802,6 +999,8 @@ void hier_close(struct hier *h)
 		free(p->l1[0]);
 		free(p->l1[1]);
 		free(p->configs);
+		if (p->arena != NULL)
+			munmap(p->arena, p->arena_size);
 	}
 	free(h->parts);
 	free(h->configs);

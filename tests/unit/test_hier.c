@@ -20,7 +20,7 @@ static const uint64_t reads[] = { A * 64, B * 64, A * 64, C * 64, A * 64,
 				  B * 64, D * 64, A * 64, 9 * 64 - 4 };
 #define N_READS (sizeof(reads) / sizeof(reads[0]))
 
-static void write_trace(const char *path, size_t n_reads)
+static void write_trace(const char *path, const uint64_t *addrs, size_t n_reads)
 {
 	struct synth_trace s;
 	struct cgt_block_table t = { 0 };
@@ -34,7 +34,7 @@ static void write_trace(const char *path, size_t n_reads)
 	put(s.w, CGT_REC_BLOCKS, &s.b);
 	CHECK(cgt_events_begin(&s.b, 1) == 0);
 	for (size_t k = 0; k < n_reads; k++)
-		CHECK(cgt_events_encode(&s.b, &t, t.blocks[0], 0, &reads[k]) == 0);
+		CHECK(cgt_events_encode(&s.b, &t, t.blocks[0], 0, &addrs[k]) == 0);
 	put(s.w, CGT_REC_EVENTS, &s.b);
 	synth_close(&s);
 	cgt_block_table_free(&t);
@@ -63,7 +63,7 @@ static void chain(unsigned threads)
 	struct cgt_profile with_l2, without;
 
 	snprintf(path, sizeof(path), "%s/t.zst", dir);
-	write_trace(path, N_READS);
+	write_trace(path, reads, N_READS);
 	const struct cgt_sim_options o = { 1, 0, configs, 2, path };
 	CHECK(cgt_decoder_open(&d, path, NULL, &e) == 0);
 	CHECK(cgt_sim_open(&s, &o, 8, &e) == 0);
@@ -124,7 +124,7 @@ static void no_references(void)
 	struct cgt_profile p;
 
 	snprintf(path, sizeof(path), "%s/empty.zst", dir);
-	write_trace(path, 0);
+	write_trace(path, reads, 0);
 	const struct cgt_sim_options o = { 1, 0, configs, 2, path };
 	CHECK(cgt_decoder_open(&d, path, NULL, &e) == 0);
 	CHECK(cgt_sim_open(&s, &o, 8, &e) == 0);
@@ -137,14 +137,57 @@ static void no_references(void)
 	unlink(path);
 }
 
+/* A stack of 32-bit tags (one of 1024 sets of 64-byte lines) made wide
+   by a line too high for them, after a drain: its state carries over.
+   LL set 1 takes A and B in turn 9000 times (D1, one line, misses every
+   read; two bunches of references, drained before H), then H, B, A: the
+   2-way LL misses A, B, H and A; the 4-way A, B, H. */
+static void narrow_then_wide(void)
+{
+	const struct cgt_hierarchy configs[] = {
+		{ { { 1024, 2, 64 }, { 64, 1, 64 }, { 0, 0, 0 }, { 131072, 2, 64 } } },
+		{ { { 1024, 2, 64 }, { 64, 1, 64 }, { 0, 0, 0 }, { 262144, 4, 64 } } },
+	};
+	enum { PAIRS = 4500, N = 2 * PAIRS + 3 };
+	static uint64_t addrs[N];
+	char path[128];
+	struct cgt_decoder *d;
+	struct cgt_sim *s;
+	struct cgt_error e;
+	struct cgt_profile two, four;
+
+	for (size_t k = 0; k < 2 * PAIRS; k++)
+		addrs[k] = (k % 2 ? 2049 : 1025) * 64;
+	addrs[N - 3] = 0xffff000000000040;	/* LL set 1, above 2^32 lines of it */
+	addrs[N - 2] = 2049 * 64;
+	addrs[N - 1] = 1025 * 64;
+	snprintf(path, sizeof(path), "%s/wide.zst", dir);
+	write_trace(path, addrs, N);
+	const struct cgt_sim_options o = { 1, 0, configs, 2, path };
+	CHECK(cgt_decoder_open(&d, path, NULL, &e) == 0);
+	CHECK(cgt_sim_open(&s, &o, 8, &e) == 0);
+	CHECK(cgt_sim_trace(s, d, 1, NULL, &e) == 0);
+	CHECK(cgt_sim_profile(s, 0, cgt_decoder_blocks(d), &two, &e) == 0);
+	CHECK(cgt_sim_profile(s, 1, cgt_decoder_blocks(d), &four, &e) == 0);
+	CHECK(total(&two, "D1mr") == N);
+	CHECK(total(&two, "DLmr") == 4);
+	CHECK(total(&four, "DLmr") == 3);
+	cgt_profile_free(&two);
+	cgt_profile_free(&four);
+	cgt_sim_close(s);
+	cgt_decoder_close(d);
+	unlink(path);
+}
+
 int main(void)
 {
-	PLAN(3);
+	PLAN(4);
 	if (mkdtemp(dir) == NULL)
 		return 1;
 	RUN(chain_on_one_thread);
 	RUN(chain_on_two_threads);
 	RUN(no_references);
+	RUN(narrow_then_wide);
 	rmdir(dir);
 	return CHECK_DONE();
 }
