@@ -6,8 +6,6 @@
  * usage errors, 1 for the rest).
  */
 #include <dirent.h>
-#include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -290,61 +288,19 @@ static char *newest_cgout(void)
 	return best;
 }
 
-/* Removes what unpack_sources made: the directory above sources, and
-   everything in it (regular files and directories: nothing else is made). */
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
-static void remove_unpacked(const char *sources)
-{
-	char *dir = strdup(sources), *slash = dir != NULL ? strrchr(dir, '/') : NULL;
-	if (slash != NULL && strcmp(slash, "/sources") == 0)
-		*slash = '\0';
-	if (dir != NULL)
-		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-	free(dir);
-}
-
-/* Unpacks the archive into a directory of $TMPDIR's; *sources (malloc'd)
-   is its sources/.  0, 1 if it is damaged (said on stderr: what it holds
-   whole is there), or -1 (said). */
-static int unpack_sources(const char *archive, char **sources)
+/* Unpacks the archive into a directory of $TMPDIR's (*dir, malloc'd).
+   0, 1 if it is damaged (said on stderr: what it holds whole is there),
+   or -1 (said). */
+static int unpack_sources(const char *archive, char **dir)
 {
 	const char *tmp = getenv("TMPDIR");
 	struct cgt_error e;
-	char *dir;
-	*sources = NULL;
-	if (asprintf(&dir, "%s/cgtrace-report.XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp") < 0) {
-		fprintf(stderr, "cgtrace: out of memory\n");
-		return -1;
-	}
-	if (mkdtemp(dir) == NULL) {
-		fprintf(stderr, "cgtrace: cannot unpack %s: cannot create %s: %s\n", archive, dir,
-			strerror(errno));
-		free(dir);
-		return -1;
-	}
-	int rc = cgt_archive_extract(archive, dir, &e);
+	int rc = cgt_archive_unpack(archive, tmp != NULL && *tmp ? tmp : "/tmp", dir, &e);
 	if (rc < 0)
 		report_error(&e);
 	else if (rc > 0)
 		fprintf(stderr, "cgtrace: warning: %s; what it holds whole is used\n", e.msg);
-	if (asprintf(sources, "%s/sources", dir) < 0)
-		*sources = NULL;
-	if (rc < 0 || *sources == NULL) {
-		remove_unpacked(*sources != NULL ? *sources : dir);
-		free(*sources);
-		*sources = NULL;
-		rc = -1;
-	}
-	free(dir);
-	return rc;
+	return rc < 0 ? -1 : rc;
 }
 
 /* --compare: the options that apply checked, the rest refused. */
@@ -384,7 +340,7 @@ int cmd_report(int argc, char **argv)
 	int color = -1, options_done = 0, status = 2, compare = 0;
 	unsigned long given = 0;	/* 1 << enum opt, of the options given */
 	unsigned top = 20;
-	char *newest = NULL, *invocation = NULL, *unpacked = NULL;
+	char *newest = NULL, *invocation = NULL, *unpacked = NULL, *sources = NULL;
 	const char *archive = NULL;
 
 	if (files == NULL)
@@ -563,11 +519,13 @@ int cmd_report(int argc, char **argv)
 	int archive_damaged = 0;
 	if (archive != NULL) {
 		archive_damaged = unpack_sources(archive, &unpacked);
-		if (archive_damaged < 0) {
+		if (archive_damaged < 0 || asprintf(&sources, "%s/sources", unpacked) < 0) {
+			if (archive_damaged >= 0)
+				fprintf(stderr, "cgtrace: out of memory\n");
 			status = 1;
 			goto out;
 		}
-		o.sources_dir = unpacked;
+		o.sources_dir = sources;
 	}
 	status = archive_damaged ? 3 : 0;
 	if (cgt_annotate(stdout, &o, &e) < 0) {
@@ -575,9 +533,8 @@ int cmd_report(int argc, char **argv)
 		status = 1;
 	}
 out:
-	if (unpacked != NULL)
-		remove_unpacked(unpacked);
-	free(unpacked);
+	cgt_archive_unpacked_free(unpacked);
+	free(sources);
 	if (o.show)
 		free(o.show[0]), free(o.show);
 	if (o.sort)

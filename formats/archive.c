@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1023,5 +1024,42 @@ int cgt_archive_extract(const char *path, const char *dir, struct cgt_error *e)
 	free(x->z.out);
 	free(x);
 	close(fd);
+	return rc;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+void cgt_archive_unpacked_free(char *dir)
+{
+	/* Regular files and directories only: extraction makes nothing else. */
+	if (dir != NULL)
+		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(dir);
+}
+
+int cgt_archive_unpack(const char *path, const char *scratch_dir, char **dir, struct cgt_error *e)
+{
+	*dir = NULL;
+	char *made;
+	if (asprintf(&made, "%s/cgtrace-archive.XXXXXX", scratch_dir) < 0)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	if (mkdtemp(made) == NULL) {
+		int rc = cgt_fail(e, cgt_err_io, "cannot unpack %s: cannot create a directory in %s: %s",
+				  path, scratch_dir, strerror(errno));
+		free(made);
+		return rc;
+	}
+	int rc = cgt_archive_extract(path, made, e);
+	if (rc < 0)
+		cgt_archive_unpacked_free(made);
+	else
+		*dir = made;
 	return rc;
 }

@@ -640,6 +640,13 @@ void cgt_archive_free(struct cgt_archive_writer *w);
  * nothing written, for what it would say.
  */
 int cgt_archive_extract(const char *path, const char *dir, struct cgt_error *e);
+/* Extracts the archive at path into a new directory under scratch_dir,
+   whose name goes to *dir (malloc'd): returns as cgt_archive_extract, and
+   on a negative return *dir is NULL and nothing is left behind. */
+int cgt_archive_unpack(const char *path, const char *scratch_dir, char **dir, struct cgt_error *e);
+/* Removes a directory cgt_archive_unpack made, with all in it, and frees
+   its name (NULL: nothing). */
+void cgt_archive_unpacked_free(char *dir);
 
 /* ---- Blocks and events (trace_blocks.c, trace_events.c) -------------- */
 

@@ -7,7 +7,6 @@
  * directory of the caller's scratch directory that is laid out as a
  * build-id cache and removed when the locator is closed.
  */
-#include <dirent.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,8 +21,8 @@
 
 struct cgt_locator {
 	struct cgt_locator_options o;
-	char *scratch;			/* what close removes */
-	char *unpacked;			/* scratch's build-id/: the archive's modules */
+	char *scratch;			/* the archive unpacked (cgt_archive_unpack) */
+	char *unpacked;			/* its build-id/: the archive's modules */
 	const char *archive_problem;	/* why the archive gives none */
 	debuginfod_client *debuginfod;	/* NULL until asked */
 	int debuginfod_failed;
@@ -55,37 +54,11 @@ int cgt_locator_open(struct cgt_locator **out, const struct cgt_locator_options 
 	return 0;
 }
 
-/* Removes a directory tree made by the locator (regular files and
-   directories only: it made nothing else). */
-static void remove_tree(const char *path)
-{
-	DIR *d = opendir(path);
-	if (d != NULL) {
-		struct dirent *ent;
-		while ((ent = readdir(d)) != NULL) {
-			if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
-				continue;
-			char *sub;
-			if (asprintf(&sub, "%s/%s", path, ent->d_name) < 0)
-				continue;
-			if (ent->d_type == DT_DIR)
-				remove_tree(sub);
-			else
-				unlink(sub);
-			free(sub);
-		}
-		closedir(d);
-	}
-	rmdir(path);
-}
-
 void cgt_locator_close(struct cgt_locator *l)
 {
 	if (l == NULL)
 		return;
-	if (l->scratch != NULL)
-		remove_tree(l->scratch);
-	free(l->scratch);
+	cgt_archive_unpacked_free(l->scratch);
 	free(l->unpacked);
 	if (l->debuginfod != NULL)
 		debuginfod_end(l->debuginfod);
@@ -117,24 +90,28 @@ void cgt_module_files_free(struct cgt_module_files *f)
 	memset(f, 0, sizeof(*f));
 }
 
-/* The elf (and debug, if there) of build-id id in the cache-laid-out dir.
-   1 found, 0 not. */
+/* m's file of kind ("elf", "debug") in the cache-laid-out dir, or NULL;
+   a file there that is not the one is said and left. */
+static char *find_in(const struct cgt_locator *l, const char *dir, const struct cgt_module *m,
+		     const char *kind)
+{
+	char *foreign;
+	char *found = cgt_build_id_cache_find(dir, m->build_id, m->build_id_len, kind, &foreign);
+	if (foreign != NULL) {
+		warn(l, "%s is not the file of build-id it is filed under; ignored", foreign);
+		free(foreign);
+	}
+	return found;
+}
+
+/* The elf (and debug, if there) of m in the cache-laid-out dir.  1 found,
+   0 not. */
 static int from_cache_dir(const struct cgt_locator *l, const char *dir, const struct cgt_module *m,
 			  struct cgt_module_files *f)
 {
-	char *foreign;
-	f->elf = cgt_build_id_cache_find(dir, m->build_id, m->build_id_len, "elf", &foreign);
-	if (foreign != NULL) {
-		warn(l, "%s is not the file of build-id it is filed under; ignored", foreign);
-		free(foreign);
-	}
-	if (f->elf == NULL)
+	if ((f->elf = find_in(l, dir, m, "elf")) == NULL)
 		return 0;
-	f->debug = cgt_build_id_cache_find(dir, m->build_id, m->build_id_len, "debug", &foreign);
-	if (foreign != NULL) {
-		warn(l, "%s is not the file of build-id it is filed under; ignored", foreign);
-		free(foreign);
-	}
+	f->debug = find_in(l, dir, m, "debug");
 	return 1;
 }
 
@@ -150,29 +127,16 @@ static int unpack_archive(struct cgt_locator *l)
 		return -1;
 	struct cgt_error e;
 	const char *scratch = l->o.scratch_dir != NULL ? l->o.scratch_dir : "/tmp";
-	l->archive_problem = "the archive could not be unpacked";
-	if (asprintf(&l->scratch, "%s/cgtrace-archive.XXXXXX", scratch) < 0) {
-		l->scratch = NULL;
-		return -1;
-	}
-	if (mkdtemp(l->scratch) == NULL) {
-		warn(l, "cannot unpack %s: cannot create a directory in %s: %s", l->o.archive,
-		     scratch, strerror(errno));
-		free(l->scratch);
-		l->scratch = NULL;
-		return -1;
-	}
-	int rc = cgt_archive_extract(l->o.archive, l->scratch, &e);
-	if (rc < 0) {
+	if (cgt_archive_unpack(l->o.archive, scratch, &l->scratch, &e) < 0) {
 		warn(l, "%s", e.msg);
 		l->archive_problem = "the archive could not be read";
 		return -1;
 	}
 	if (asprintf(&l->unpacked, "%s/build-id", l->scratch) < 0) {
 		l->unpacked = NULL;
+		l->archive_problem = "out of memory";
 		return -1;
 	}
-	l->archive_problem = NULL;
 	return 0;
 }
 
@@ -265,26 +229,13 @@ static int lacks_debug_info(const char *path)
    file from the places after the one the file came from. */
 static void find_debug(struct cgt_locator *l, const struct cgt_module *m, struct cgt_module_files *f)
 {
-	char *foreign;
 	if (f->debug != NULL || m->build_id_len < 2 || !lacks_debug_info(f->elf))
 		return;
-	if (f->source < CGT_MODULE_CACHE && l->o.build_id_dir != NULL) {
-		f->debug = cgt_build_id_cache_find(l->o.build_id_dir, m->build_id, m->build_id_len,
-						   "debug", &foreign);
-		if (foreign != NULL) {
-			warn(l, "%s is not the file of build-id it is filed under; ignored", foreign);
-			free(foreign);
-		}
-	}
+	if (f->source < CGT_MODULE_CACHE && l->o.build_id_dir != NULL)
+		f->debug = find_in(l, l->o.build_id_dir, m, "debug");
 	if (f->debug == NULL && f->source < CGT_MODULE_ARCHIVE && l->o.archive != NULL &&
-	    unpack_archive(l) == 0) {
-		f->debug = cgt_build_id_cache_find(l->unpacked, m->build_id, m->build_id_len, "debug",
-						   &foreign);
-		if (foreign != NULL) {
-			warn(l, "%s is not the file of build-id it is filed under; ignored", foreign);
-			free(foreign);
-		}
-	}
+	    unpack_archive(l) == 0)
+		f->debug = find_in(l, l->unpacked, m, "debug");
 	const char *why;
 	if (f->debug == NULL && l->o.debuginfod)
 		f->debug = from_debuginfod(l, m, 1, &why);
