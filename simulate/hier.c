@@ -10,6 +10,7 @@
  * into program order: every cache sees its references in the order
  * Cachegrind's would.
  */
+#include <immintrin.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,32 +149,36 @@ struct part {
 	unsigned n_groups;
 	struct group **l1[2];		/* I1 and D1 groups */
 	unsigned n_l1[2];
-	uint32_t fetch_line_bits;	/* the smallest I1 line's */
-	struct ref_program **programs;	/* by block id */
-	uint32_t n_programs;
-	/* By slot: the block and op whose misses it counts. */
-	struct slot_owner { uint32_t block, op; } *slots;
-	uint32_t n_slots, cap_slots;
 	/* The levels below L1, simulated a bunch of misses at a time (see
 	   drain): their groups by level, then chain_order. */
 	struct group **lower;
 	unsigned n_lower;
-	uint64_t seq;			/* references so far */
 	uint64_t addr_bits;		/* the bits of every byte referenced so far */
-	/* References gathered for L1 (take_bunch): fetches, data. */
-	struct pending *bunch[2];
-	uint32_t n_bunch[2];
 	struct pending *merged;		/* a chain's input */
 	uint32_t cap_merged;
 	uint32_t *live, cap_live;	/* see run_chain */
 	int must_drain;
 	void *arena;			/* every group's stack.tags (map_stacks) */
 	size_t arena_size;
-	const char *path;
-	const struct cgt_sim_progress *progress;	/* part 0's only */
-	int failed;
-	struct cgt_error error;
+	/* Under the hier's lock: the next bunch it takes, whether a thread is
+	   at it, whether it took them all and drained. */
+	uint64_t next;
+	int busy, finished;
 };
+
+/* References gathered for L1, by side (fetches, data), in program order:
+   every part takes each bunch, in turn. */
+struct bunch {
+	struct pending *refs[2];
+	uint32_t n[2];
+	uint64_t addr_bits;		/* as of its last reference */
+	unsigned unread;		/* parts yet to take it: 0, free */
+};
+
+/* Bunches are gathered once, by the thread that decodes, and taken by
+   every part, on whichever thread is free: enough of them that the
+   decoding rarely waits for the slowest part. */
+#define RING 16
 
 struct hier {
 	struct cgt_hierarchy *configs;
@@ -181,9 +186,34 @@ struct hier {
 	uint32_t min_line;
 	struct part *parts;
 	unsigned n_parts;
-	/* by configuration: its part and its members, level by level */
-	unsigned *owner;
+	int lanes;			/* the host has AVX-512: see enum set_kind */
+	/* by configuration: its members, level by level */
 	struct member *(*chain)[CGT_N_LEVELS];
+
+	/* Gathering (the decoding thread's only). */
+	struct ref_program **programs;	/* by block id */
+	uint32_t n_programs;
+	/* By slot: the block and op whose misses it counts. */
+	struct slot_owner { uint32_t block, op; } *slots;
+	uint32_t n_slots, cap_slots;
+	uint32_t fetch_line_bits;	/* the smallest I1 line's */
+	uint64_t seq;			/* references so far */
+	uint64_t addr_bits;		/* the bits of every byte referenced so far */
+	/* By side (fetches, data), the line each set of its L1 caches with
+	   the fewest sets took last, where all its caches have one line size
+	   (NULL otherwise): that line is the most recently used of its set in
+	   every L1 cache of the side, so a reference to it would only hit,
+	   and is not gathered. */
+	uint64_t *last_line[2], last_line_mask[2];
+	uint32_t last_line_bits[2];
+
+	pthread_mutex_t lock;		/* everything below, and parts' next, busy, finished */
+	pthread_cond_t cond;
+	struct bunch ring[RING];
+	uint64_t produced;		/* bunches gathered: ring[produced % RING] fills */
+	int produced_all;
+	int failed;
+	struct cgt_error error;
 };
 
 int hier_open(struct hier **out, const struct cgt_hierarchy *configs, unsigned n_configs,
@@ -192,14 +222,16 @@ int hier_open(struct hier **out, const struct cgt_hierarchy *configs, unsigned n
 	struct hier *h = calloc(1, sizeof(*h));
 	*out = NULL;
 	if (h == NULL || (h->configs = malloc(n_configs * sizeof(*configs))) == NULL ||
-	    (h->chain = calloc(n_configs, sizeof(*h->chain))) == NULL ||
-	    (h->owner = calloc(n_configs, sizeof(*h->owner))) == NULL) {
+	    (h->chain = calloc(n_configs, sizeof(*h->chain))) == NULL) {
 		hier_close(h);
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
 	memcpy(h->configs, configs, n_configs * sizeof(*configs));
 	h->n_configs = n_configs;
 	h->min_line = min_line;
+	h->lanes = __builtin_cpu_supports("avx512f");
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->cond, NULL);
 	*out = h;
 	return 0;
 }
@@ -399,9 +431,7 @@ static int part_build(struct part *p)
 	for (unsigned k = 0; k < p->n_configs; k++) {
 		if (place(p, &h->configs[p->configs[k]], h->chain[p->configs[k]]) < 0)
 			return -1;
-		h->owner[p->configs[k]] = (unsigned)(p - h->parts);
 	}
-	p->fetch_line_bits = 63;
 	for (unsigned k = 0; k < p->n_groups; k++) {
 		struct group *g = p->groups[k];
 		qsort(g->members, g->n_members, sizeof(*g->members), by_assoc);
@@ -426,8 +456,6 @@ static int part_build(struct part *p)
 			if (push(&p->l1[side], &p->n_l1[side], sizeof(*p->l1[side])) < 0)
 				return -1;
 			p->l1[side][p->n_l1[side] - 1] = g;
-			if (side == 0 && g->stack.line_bits < p->fetch_line_bits)
-				p->fetch_line_bits = g->stack.line_bits;
 		}
 	}
 	for (unsigned k = 0; k < p->n_groups; k++) {
@@ -440,9 +468,6 @@ static int part_build(struct part *p)
 	sort_chains(p->lower, p->n_lower, level_then_chain);
 	if (map_stacks(p) < 0)
 		return -1;
-	for (int side = 0; side < 2; side++)
-		if ((p->bunch[side] = malloc(BUNCH * sizeof(*p->bunch[side]))) == NULL)
-			return -1;
 	if (reserve(p, BUNCH, 0) < 0)
 		return -1;
 	for (int side = 0; side < 2; side++)
@@ -450,7 +475,91 @@ static int part_build(struct part *p)
 	return 0;
 }
 
+/* The gathering's filters (struct hier's last_line) and the smallest I1
+   line, from every configuration's L1s. */
+static int gather_init(struct hier *h)
+{
+	h->fetch_line_bits = 63;
+	for (int side = 0; side < 2; side++) {
+		const struct cgt_cache_config *first = &h->configs[0].level[CGT_LEVEL_I1 + side];
+		int32_t fewest = first->size / first->assoc / first->line;
+		int one_line = 1;
+		for (unsigned c = 0; c < h->n_configs; c++) {
+			const struct cgt_cache_config *l1 = &h->configs[c].level[CGT_LEVEL_I1 + side];
+			int32_t sets = l1->size / l1->assoc / l1->line;
+			fewest = sets < fewest ? sets : fewest;
+			one_line &= l1->line == first->line;
+			uint32_t line_bits = (uint32_t)__builtin_ctz((uint32_t)l1->line);
+			if (side == 0 && line_bits < h->fetch_line_bits)
+				h->fetch_line_bits = line_bits;
+		}
+		if (!one_line)
+			continue;
+		h->last_line_mask[side] = (uint64_t)fewest - 1;
+		h->last_line_bits[side] = (uint32_t)__builtin_ctz((uint32_t)first->line);
+		/* Zeroes: line 0 in set 0, as a cold cache. */
+		if ((h->last_line[side] = calloc((size_t)fewest, sizeof(uint64_t))) == NULL)
+			return -1;
+	}
+	for (unsigned k = 0; k < RING; k++)
+		for (int side = 0; side < 2; side++)
+			if ((h->ring[k].refs[side] = malloc(BUNCH * sizeof(struct pending))) == NULL)
+				return -1;
+	return 0;
+}
+
 /* ---- Replaying ------------------------------------------------------- */
+
+/* How a group's sets are laid out and looked up, chosen once per group
+   and bunch (run_chain): wide (64-bit tags) or narrow (32-bit), each
+   looked up way by way or, on a host with AVX-512, with every way of a
+   set of 8 or 16 compared at once.  Way by way, the loop's exit at a depth
+   that nothing predicts cost a mispredicted branch on most references
+   below L1. */
+enum set_kind { WIDE, NARROW, WIDE_LANES_8, WIDE_LANES_16, NARROW_LANES_16 };
+
+static inline __attribute__((always_inline)) int is_narrow(enum set_kind kind)
+{
+	return kind == NARROW || kind == NARROW_LANES_16;
+}
+
+/* The ways up to the depth found move down one, the key goes on top:
+   v's lanes, and the lanes below them in `above` (the key's, for the first
+   vector of a set). */
+#define LANES_MOVE(width, v, above, take) \
+	_mm512_mask_blend_epi##width(take, v, _mm512_alignr_epi##width(v, above, 512 / (width) - 1))
+
+__attribute__((target("avx512f"))) static inline uint32_t stack_ref_narrow_lanes(uint32_t *set,
+									       uint32_t key,
+									       uint32_t assoc)
+{
+	__m512i k = _mm512_set1_epi32((int)key), v = _mm512_load_si512(set);
+	unsigned found = _mm512_cmpeq_epi32_mask(v, k) & ((2u << (assoc - 1)) - 1);
+	uint32_t depth = found ? (uint32_t)__builtin_ctz(found) : assoc;
+	unsigned take = (2u << (depth < assoc ? depth : assoc - 1)) - 1;
+	_mm512_store_si512(set, LANES_MOVE(32, v, k, (__mmask16)take));
+	return depth;
+}
+
+__attribute__((target("avx512f"))) static inline uint32_t stack_ref_wide_lanes(uint64_t *set,
+									     uint64_t key,
+									     uint32_t assoc,
+									     int vectors)
+{
+	__m512i k = _mm512_set1_epi64((long long)key), lo = _mm512_load_si512(set), hi = lo;
+	unsigned found = _mm512_cmpeq_epi64_mask(lo, k);
+	if (vectors == 2) {
+		hi = _mm512_load_si512(set + 8);
+		found |= (unsigned)_mm512_cmpeq_epi64_mask(hi, k) << 8;
+	}
+	found &= (2u << (assoc - 1)) - 1;
+	uint32_t depth = found ? (uint32_t)__builtin_ctz(found) : assoc;
+	unsigned take = (2u << (depth < assoc ? depth : assoc - 1)) - 1;
+	_mm512_store_si512(set, LANES_MOVE(64, lo, k, (__mmask8)take));
+	if (vectors == 2)
+		_mm512_store_si512(set + 8, LANES_MOVE(64, hi, lo, (__mmask8)(take >> 8)));
+	return depth;
+}
 
 /* Looks block up in its set of g's stack and makes it the most recently
    used: the depth it was found at, or the stack's depth if it was not
@@ -472,15 +581,19 @@ static int part_build(struct part *p)
 	} while (0)
 
 static inline __attribute__((always_inline)) uint32_t stack_ref(struct group *g, uint64_t block,
-								int narrow)
+								enum set_kind kind)
 {
 	struct cache_model *c = &g->stack;
 	uint64_t at = (block & c->sets_mask) << c->way_bits;
-	if (narrow) {
+	if (is_narrow(kind)) {
 		uint32_t *set = (uint32_t *)c->tags + at, key = (uint32_t)(block >> g->set_bits) + 1;
+		if (kind == NARROW_LANES_16)
+			return stack_ref_narrow_lanes(set, key, c->assoc);
 		STACK_REF(uint32_t, set, key, c->assoc);
 	}
 	uint64_t *set = c->tags + at;
+	if (kind == WIDE_LANES_8 || kind == WIDE_LANES_16)
+		return stack_ref_wide_lanes(set, block, c->assoc, kind == WIDE_LANES_16 ? 2 : 1);
 	STACK_REF(uint64_t, set, block, c->assoc);
 }
 
@@ -535,11 +648,11 @@ static int enqueue(struct part *p, struct group *g, const struct pending *r, uin
    straddles two lines is one access that misses where either line does. */
 static inline __attribute__((always_inline)) int
 group_ref(struct part *p, struct group *g, uint64_t first, uint64_t last, const struct pending *r,
-	  int narrow)
+	  enum set_kind kind)
 {
-	uint32_t depth = stack_ref(g, first, narrow);
+	uint32_t depth = stack_ref(g, first, kind);
 	if (last != first) {
-		uint32_t d2 = stack_ref(g, last, narrow);
+		uint32_t d2 = stack_ref(g, last, kind);
 		depth = d2 > depth ? d2 : depth;
 	}
 	if (__builtin_expect(depth < g->min_assoc, 1))
@@ -574,8 +687,9 @@ static inline __attribute__((always_inline)) void prefetch_set(const struct grou
    again, unchanged, in the rest of its chain, so it goes no further. */
 static inline __attribute__((always_inline)) int
 run_group(struct part *p, struct group *g, const struct pending *in, uint32_t *live, uint32_t n,
-	  uint32_t *kept, int narrow)
+	  uint32_t *kept, enum set_kind kind)
 {
+	const int narrow = is_narrow(kind);
 	const struct cache_model *c = &g->stack;
 	for (uint32_t j = 0; j < n; j++) {
 		if (j + PREFETCH_AHEAD < n)
@@ -586,11 +700,23 @@ run_group(struct part *p, struct group *g, const struct pending *in, uint32_t *l
 		if (is_mru(g, first, narrow) && is_mru(g, last, narrow))
 			continue;
 		live[(*kept)++] = live[j];
-		if (group_ref(p, g, first, last, r, narrow) < 0)
+		if (group_ref(p, g, first, last, r, kind) < 0)
 			return -1;
 	}
 	return 0;
 }
+
+/* run_group for the kinds of sets looked up with AVX-512. */
+#define RUN_GROUP_LANES(kind)                                                                        \
+	__attribute__((target("avx512f"), noinline)) static int run_group_##kind(                   \
+		struct part *p, struct group *g, const struct pending *in, uint32_t *live, uint32_t n, \
+		uint32_t *kept)                                                                      \
+	{                                                                                            \
+		return run_group(p, g, in, live, n, kept, kind);                                     \
+	}
+RUN_GROUP_LANES(WIDE_LANES_8)
+RUN_GROUP_LANES(WIDE_LANES_16)
+RUN_GROUP_LANES(NARROW_LANES_16)
 
 static int run_chain(struct part *p, struct group *const *chain, unsigned n_chain,
 		     const struct pending *in, uint32_t n)
@@ -603,8 +729,15 @@ static int run_chain(struct part *p, struct group *const *chain, unsigned n_chai
 		   p->addr_bits >> line_bits. */
 		if (g->narrow && (p->addr_bits >> g->stack.line_bits >> g->set_bits) >= UINT32_MAX)
 			widen(g);
-		if ((g->narrow ? run_group(p, g, in, live, n, &kept, 1)
-			       : run_group(p, g, in, live, n, &kept, 0)) < 0)
+		int rc, lanes = p->h->lanes ? (int)g->stack.way_bits : 0;
+		if (g->narrow)
+			rc = lanes == 4 ? run_group_NARROW_LANES_16(p, g, in, live, n, &kept)
+					: run_group(p, g, in, live, n, &kept, NARROW);
+		else
+			rc = lanes == 4	  ? run_group_WIDE_LANES_16(p, g, in, live, n, &kept)
+			     : lanes == 3 ? run_group_WIDE_LANES_8(p, g, in, live, n, &kept)
+					  : run_group(p, g, in, live, n, &kept, WIDE);
+		if (rc < 0)
 			return -1;
 		n = kept;
 	}
@@ -678,45 +811,46 @@ static int drain(struct part *p)
 	return 0;
 }
 
-/* L1 takes the references gathered (the fetches and the data, each side
-   in program order), then, if queues are full, the levels below. */
-static int take_bunch(struct part *p)
+/* L1 takes a bunch (the fetches and the data, each side in program
+   order), then, if queues are full, the levels below. */
+static int part_take(struct part *p, const struct bunch *b)
 {
-	for (int side = 0; side < 2; side++) {
+	p->addr_bits = b->addr_bits;
+	for (int side = 0; side < 2; side++)
 		for (unsigned k = 0, end; k < p->n_l1[side]; k = end) {
 			end = chain_end(p->l1[side], p->n_l1[side], k);
-			for (uint32_t i = 0; i < p->n_bunch[side]; i++)
+			for (uint32_t i = 0; i < b->n[side]; i++)
 				p->live[i] = i;
-			if (run_chain(p, p->l1[side] + k, end - k, p->bunch[side], p->n_bunch[side]) < 0)
+			if (run_chain(p, p->l1[side] + k, end - k, b->refs[side], b->n[side]) < 0)
 				return -1;
 		}
-		p->n_bunch[side] = 0;
-	}
 	return p->must_drain ? drain(p) : 0;
 }
 
-static struct ref_program *compile(struct part *p, const struct cgt_block *blk)
+/* ---- Gathering -------------------------------------------------------- */
+
+static struct ref_program *compile(struct hier *h, const struct cgt_block *blk)
 {
 	struct ref_program *rp = calloc(1, sizeof(*rp) + blk->n_ops * sizeof(struct ref_step) +
 						   (blk->n_exits + 1) * sizeof(uint32_t));
 	if (rp == NULL)
 		return NULL;
 	rp->in_prefix = (uint32_t *)(rp->steps + blk->n_ops);
-	if (p->n_slots + (uint64_t)blk->n_ops > p->cap_slots) {
-		uint64_t cap = p->cap_slots ? p->cap_slots : 4096;
-		while (cap < p->n_slots + (uint64_t)blk->n_ops)
+	if (h->n_slots + (uint64_t)blk->n_ops > h->cap_slots) {
+		uint64_t cap = h->cap_slots ? h->cap_slots : 4096;
+		while (cap < h->n_slots + (uint64_t)blk->n_ops)
 			cap *= 2;
-		struct slot_owner *v = cap > UINT32_MAX ? NULL : realloc(p->slots, cap * sizeof(*v));
+		struct slot_owner *v = cap > UINT32_MAX ? NULL : realloc(h->slots, cap * sizeof(*v));
 		if (v == NULL) {
 			free(rp);
 			return NULL;
 		}
-		p->slots = v;
-		p->cap_slots = (uint32_t)cap;
+		h->slots = v;
+		h->cap_slots = (uint32_t)cap;
 	}
-	rp->first_slot = p->n_slots;
+	rp->first_slot = h->n_slots;
 	for (uint32_t k = 0; k < blk->n_ops; k++)
-		p->slots[p->n_slots++] = (struct slot_owner){ blk->id, k };
+		h->slots[h->n_slots++] = (struct slot_owner){ blk->id, k };
 	uint32_t n = 0, values = 0, exits = 0;
 	uint64_t prev_last_line = UINT64_MAX;
 	for (uint32_t k = 0; k < blk->n_ops; k++) {
@@ -727,14 +861,14 @@ static struct ref_program *compile(struct part *p, const struct cgt_block *blk)
 			/* Within the line the previous instruction ended in: a hit
 			   on its set's most recently used line in every I1 (the
 			   smallest line's is within every larger one). */
-			uint64_t first = in->addr >> p->fetch_line_bits;
-			uint64_t last = (in->addr + in->len - 1) >> p->fetch_line_bits;
+			uint64_t first = in->addr >> h->fetch_line_bits;
+			uint64_t last = (in->addr + in->len - 1) >> h->fetch_line_bits;
 			int same = first == last && first == prev_last_line;
 			prev_last_line = last;
 			if (!same)
 				rp->steps[n++] = (struct ref_step){ in->addr, k, 0, (uint8_t)in->len, 1 };
-			/* A fetch's bytes, once for every execution (run_batch). */
-			p->addr_bits |= in->addr | (in->addr + in->len - 1);
+			/* A fetch's bytes, once for every execution (gather). */
+			h->addr_bits |= in->addr | (in->addr + in->len - 1);
 			break;
 		}
 		case CGT_OP_READ:
@@ -743,7 +877,7 @@ static struct ref_program *compile(struct part *p, const struct cgt_block *blk)
 		case CGT_OP_READ_GUARDED:
 		case CGT_OP_WRITE_GUARDED: {
 			rp->steps[n++] = (struct ref_step){ CGT_NO_ACCESS, k, values++,
-							    cachegrind_access_size(op->size, p->h->min_line), 0 };
+							    cachegrind_access_size(op->size, h->min_line), 0 };
 			break;
 		}
 		case CGT_OP_COND:
@@ -760,98 +894,238 @@ static struct ref_program *compile(struct part *p, const struct cgt_block *blk)
 	return rp;
 }
 
-static struct ref_program *program_of(struct part *p, const struct cgt_exec *x)
+static struct ref_program *program_of(struct hier *h, const struct cgt_exec *x)
 {
 	uint32_t id = x->block_id;
-	if (id >= p->n_programs) {
-		uint32_t n = p->n_programs ? p->n_programs : 1024;
+	if (id >= h->n_programs) {
+		uint32_t n = h->n_programs ? h->n_programs : 1024;
 		while (n <= id)
 			n *= 2;
-		struct ref_program **v = realloc(p->programs, n * sizeof(*v));
+		struct ref_program **v = realloc(h->programs, n * sizeof(*v));
 		if (v == NULL)
 			return NULL;
-		memset(v + p->n_programs, 0, (n - p->n_programs) * sizeof(*v));
-		p->programs = v;
-		p->n_programs = n;
+		memset(v + h->n_programs, 0, (n - h->n_programs) * sizeof(*v));
+		h->programs = v;
+		h->n_programs = n;
 	}
-	if (p->programs[id] == NULL)
-		p->programs[id] = compile(p, x->block);
-	return p->programs[id];
+	if (h->programs[id] == NULL)
+		h->programs[id] = compile(h, x->block);
+	return h->programs[id];
 }
 
-static int run_batch(struct part *p, struct cgt_batch *b, struct cgt_error *e)
+/* ---- Taking turns ------------------------------------------------------ */
+
+/* A part with a bunch to take (or, all gathered, a last drain to make) that
+   no thread is at: the one furthest behind, so that the oldest bunch is
+   freed first.  Lock held. */
+static struct part *part_ready(struct hier *h)
+{
+	struct part *ready = NULL;
+	for (unsigned t = 0; t < h->n_parts; t++) {
+		struct part *p = &h->parts[t];
+		if (p->busy || p->finished || (p->next == h->produced && !h->produced_all))
+			continue;
+		if (ready == NULL || p->next < ready->next)
+			ready = p;
+	}
+	return ready;
+}
+
+static void fail(struct hier *h, const struct cgt_error *e)
+{
+	pthread_mutex_lock(&h->lock);
+	if (!h->failed) {
+		h->failed = 1;
+		h->error = *e;
+	}
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* Makes p take its next bunch, or its last drain.  Lock held, released
+   meanwhile. */
+static void part_turn(struct hier *h, struct part *p)
+{
+	int last = p->next == h->produced;
+	struct bunch *b = &h->ring[p->next % RING];
+	p->busy = 1;
+	pthread_mutex_unlock(&h->lock);
+	int rc = last ? drain(p) : part_take(p, b);
+	pthread_mutex_lock(&h->lock);
+	p->busy = 0;
+	if (rc < 0 && !h->failed) {
+		h->failed = 1;
+		cgt_fail(&h->error, cgt_err_nomem, "out of memory for the simulated caches");
+	}
+	if (last) {
+		p->finished = 1;
+	} else {
+		p->next++;
+		b->unread--;
+	}
+	pthread_cond_broadcast(&h->cond);
+}
+
+/* Publishes the bunch being filled, and waits for the next to be free,
+   taking parts' turns meanwhile (on one thread, nobody else would). */
+static int publish(struct hier *h, uint32_t n_fetches, uint32_t n_data, uint64_t bits)
+{
+	pthread_mutex_lock(&h->lock);
+	struct bunch *b = &h->ring[h->produced % RING];
+	b->n[0] = n_fetches;
+	b->n[1] = n_data;
+	b->addr_bits = bits;
+	b->unread = h->n_parts;
+	h->produced++;
+	pthread_cond_broadcast(&h->cond);
+	struct bunch *next = &h->ring[h->produced % RING];
+	while (!h->failed && next->unread > 0) {
+		struct part *p = part_ready(h);
+		if (p != NULL)
+			part_turn(h, p);
+		else
+			pthread_cond_wait(&h->cond, &h->lock);
+	}
+	next->n[0] = next->n[1] = 0;
+	int failed = h->failed;
+	pthread_mutex_unlock(&h->lock);
+	return failed ? -1 : 0;
+}
+
+/* The references of an execution, for every configuration. */
+static inline __attribute__((always_inline)) int gather(struct hier *h, const struct cgt_exec *x,
+							 struct cgt_error *e)
+{
+	struct ref_program *rp = program_of(h, x);
+	if (rp == NULL)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+
+	/* In locals, not through h: the stores into the bunch could alias h's
+	   counters, which made every reference wait for the one before. */
+	struct bunch *into = &h->ring[h->produced % RING];
+	struct pending *fetches = into->refs[0], *data = into->refs[1];
+	uint32_t n_fetches = into->n[0], n_data = into->n[1];
+	uint64_t seq = h->seq, bits = h->addr_bits;
+	for (uint32_t k = 0, n = rp->in_prefix[x->exit]; k < n; k++) {
+		const struct ref_step *s = &rp->steps[k];
+		uint32_t slot = rp->first_slot + s->op;
+		int side = !s->is_fetch;
+		uint64_t addr = s->addr;
+		if (side) {
+			addr = x->values[s->value];
+			if (addr == CGT_NO_ACCESS)
+				continue;	/* a guarded access not made */
+			bits |= addr | (addr + s->size - 1);
+		}
+		uint64_t *last_line = h->last_line[side];
+		if (last_line != NULL) {
+			uint64_t first = addr >> h->last_line_bits[side];
+			uint64_t last = (addr + s->size - 1) >> h->last_line_bits[side];
+			uint64_t *at_first = &last_line[first & h->last_line_mask[side]];
+			uint64_t *at_last = &last_line[last & h->last_line_mask[side]];
+			int hit = *at_first == first && *at_last == last;
+			*at_first = first;
+			*at_last = last;
+			if (hit)
+				continue;
+		}
+		if (side)
+			data[n_data++] = (struct pending){ addr, seq++, slot, s->size, 0 };
+		else
+			fetches[n_fetches++] = (struct pending){ addr, seq++, slot, s->size, 0 };
+		if (n_fetches == BUNCH || n_data == BUNCH) {
+			if (publish(h, n_fetches, n_data, bits) < 0) {
+				*e = h->error;
+				return -e->status;
+			}
+			into = &h->ring[h->produced % RING];
+			fetches = into->refs[0];
+			data = into->refs[1];
+			n_fetches = n_data = 0;
+		}
+	}
+	into->n[0] = n_fetches;
+	into->n[1] = n_data;
+	h->seq = seq;
+	h->addr_bits = bits;
+	return 0;
+}
+
+static int gather_batch(struct hier *h, struct cgt_batch *b, struct cgt_error *e)
 {
 	struct cgt_exec x = { 0 };
 	int rc;
-
-	while ((rc = cgt_batch_next(b, &x, e)) > 0) {
-		struct ref_program *rp = program_of(p, &x);
-		if (rp == NULL)
-			return cgt_fail(e, cgt_err_nomem, "out of memory");
-
-		/* In locals, not through p: the stores into the bunches could
-		   alias p's counters, which made every reference wait for the
-		   one before. */
-		struct pending *fetches = p->bunch[0], *data = p->bunch[1];
-		uint32_t n_fetches = p->n_bunch[0], n_data = p->n_bunch[1];
-		uint64_t seq = p->seq, bits = p->addr_bits;
-		for (uint32_t k = 0, n = rp->in_prefix[x.exit]; k < n; k++) {
-			const struct ref_step *s = &rp->steps[k];
-			uint32_t slot = rp->first_slot + s->op;
-			if (s->is_fetch) {
-				fetches[n_fetches++] = (struct pending){ s->addr, seq++, slot, s->size, 0 };
-			} else {
-				uint64_t addr = x.values[s->value];
-				if (addr == CGT_NO_ACCESS)
-					continue;	/* a guarded access not made */
-				bits |= addr | (addr + s->size - 1);
-				data[n_data++] = (struct pending){ addr, seq++, slot, s->size, 0 };
-			}
-			if (n_fetches == BUNCH || n_data == BUNCH) {
-				p->n_bunch[0] = n_fetches;
-				p->n_bunch[1] = n_data;
-				p->seq = seq;
-				p->addr_bits = bits;
-				if (take_bunch(p) < 0)
-					return cgt_fail(e, cgt_err_nomem, "out of memory");
-				n_fetches = n_data = 0;
-			}
-		}
-		p->n_bunch[0] = n_fetches;
-		p->n_bunch[1] = n_data;
-		p->seq = seq;
-		p->addr_bits = bits;
-	}
+	while ((rc = cgt_batch_next(b, &x, e)) > 0)
+		if (gather(h, &x, e) < 0)
+			return -e->status;
 	return rc;
 }
 
-static void *part_main(void *arg)
+struct thread_args {
+	struct hier *h;
+	struct cgt_decoder *d;		/* the decoding thread's; NULL for others */
+	const struct cgt_sim_progress *progress;
+};
+
+/* The decoding thread: gathers every batch, taking parts' turns whenever
+   the ring is full. */
+static void decode_all(const struct thread_args *a)
 {
-	struct part *p = arg;
-	struct cgt_decoder *d = NULL;
+	struct hier *h = a->h;
 	struct cgt_batch b;
+	struct cgt_error e;
 	int rc;
 
-	/* Silent: the first pass said what opening the trace says. */
-	if (cgt_decoder_open(&d, p->path, NULL, &p->error) < 0) {
-		p->failed = 1;
-		return NULL;
-	}
-	while ((rc = cgt_decoder_next(d, &b, &p->error)) > 0) {
-		/* Damage the first pass reported: what it lost is lost here too. */
-		if (run_batch(p, &b, &p->error) < 0 && !cgt_decoder_lost(d, &p->error)) {
+	while ((rc = cgt_decoder_next(a->d, &b, &e)) > 0) {
+		/* Damage the pass that counts executions reports: what it lost
+		   is lost here too. */
+		if (gather_batch(h, &b, &e) < 0 && !cgt_decoder_lost(a->d, &e)) {
 			rc = -1;
 			break;
 		}
-		if (p->progress != NULL)
-			p->progress->update(p->progress->arg, cgt_decoder_file_offset(d),
-					    cgt_decoder_file_size(d), 0);
+		if (a->progress != NULL)
+			a->progress->update(a->progress->arg, cgt_decoder_file_offset(a->d),
+					    cgt_decoder_file_size(a->d), 0);
 	}
-	if (rc == 0 && (take_bunch(p) < 0 || drain(p) < 0))
-		rc = cgt_fail(&p->error, cgt_err_nomem, "out of memory");
-	if (rc < 0)
-		p->failed = 1;
-	cgt_decoder_close(d);
+	if (rc == 0) {
+		struct bunch *last = &h->ring[h->produced % RING];
+		if ((last->n[0] > 0 || last->n[1] > 0) && publish(h, last->n[0], last->n[1], h->addr_bits) < 0)
+			return;
+	}
+	if (rc < 0) {
+		fail(h, &e);
+		return;
+	}
+	pthread_mutex_lock(&h->lock);
+	h->produced_all = 1;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* Parts' turns until every part finished (or one failed). */
+static void *take_turns(void *arg)
+{
+	const struct thread_args *a = arg;
+	struct hier *h = a->h;
+	if (a->d != NULL)
+		decode_all(a);
+	pthread_mutex_lock(&h->lock);
+	for (;;) {
+		if (h->failed)
+			break;
+		struct part *p = part_ready(h);
+		if (p != NULL) {
+			part_turn(h, p);
+			continue;
+		}
+		unsigned finished = 0;
+		for (unsigned t = 0; t < h->n_parts; t++)
+			finished += h->parts[t].finished;
+		if (finished == h->n_parts)
+			break;
+		pthread_cond_wait(&h->cond, &h->lock);
+	}
+	pthread_mutex_unlock(&h->lock);
 	return NULL;
 }
 
@@ -911,43 +1185,43 @@ int hier_run(struct hier *h, const char *path, unsigned threads,
 {
 	pthread_t ids[64];
 	unsigned started = 0;
+	struct cgt_decoder *d = NULL;
 
 	if (threads < 1)
 		threads = 1;
 	if (threads > 64)
 		threads = 64;
-	if (share_out(h, threads) < 0)
+	if (share_out(h, threads) < 0 || gather_init(h) < 0)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	for (unsigned t = 0; t < h->n_parts; t++) {
 		struct part *p = &h->parts[t];
 		p->h = h;
-		p->progress = t == 0 ? progress : NULL;
 		if (part_build(p) < 0)
 			return cgt_fail(e, cgt_err_nomem, "out of memory for the simulated caches");
-		p->path = path;
 	}
-	for (unsigned t = 1; t < h->n_parts; t++) {
-		if (pthread_create(&ids[t], NULL, part_main, &h->parts[t]) != 0)
+	/* Silent: the pass that counts executions says what opening the
+	   trace says. */
+	if (cgt_decoder_open(&d, path, NULL, e) < 0)
+		return -e->status;
+	struct thread_args decoding = { h, d, progress }, taking = { h, NULL, NULL };
+	for (unsigned t = 1; t < threads; t++) {
+		if (pthread_create(&ids[t], NULL, take_turns, &taking) != 0)
 			break;
 		started = t;
 	}
-	part_main(&h->parts[0]);
+	take_turns(&decoding);
 	for (unsigned t = 1; t <= started; t++)
 		pthread_join(ids[t], NULL);
-	/* A thread that could not start: its part on this one. */
-	for (unsigned t = started + 1; t < h->n_parts; t++)
-		part_main(&h->parts[t]);
-	for (unsigned t = 0; t < h->n_parts; t++)
-		if (h->parts[t].failed) {
-			*e = h->parts[t].error;
-			return -e->status;
-		}
+	cgt_decoder_close(d);
+	if (h->failed) {
+		*e = h->error;
+		return -e->status;
+	}
 	return 0;
 }
 
 void hier_misses(const struct hier *h, unsigned config, hier_miss_fn *add, void *arg)
 {
-	const struct part *p = &h->parts[h->owner[config]];
 	for (int level = 0; level < CGT_N_LEVELS; level++) {
 		const struct member *m = h->chain[config][level];
 		if (m == NULL)
@@ -961,7 +1235,7 @@ void hier_misses(const struct hier *h, unsigned config, hier_miss_fn *add, void 
 				uint64_t n = c->pages[page][i], at = page << PAGE_BITS | i;
 				if (n == 0 || at % width < m->index)
 					continue;
-				const struct slot_owner *o = &p->slots[at / width];
+				const struct slot_owner *o = &h->slots[at / width];
 				add(arg, o->block, o->op, (enum cgt_level)level, n);
 			}
 	}
@@ -986,25 +1260,29 @@ void hier_close(struct hier *h)
 			cache_model_free(&g->stack);
 			free(g);
 		}
-		for (uint32_t b = 0; b < p->n_programs; b++)
-			free(p->programs[b]);
-		free(p->programs);
 		free(p->groups);
-		free(p->slots);
 		free(p->lower);
 		free(p->merged);
 		free(p->live);
-		free(p->bunch[0]);
-		free(p->bunch[1]);
 		free(p->l1[0]);
 		free(p->l1[1]);
 		free(p->configs);
 		if (p->arena != NULL)
 			munmap(p->arena, p->arena_size);
 	}
+	for (uint32_t b = 0; b < h->n_programs; b++)
+		free(h->programs[b]);
+	free(h->programs);
+	free(h->slots);
+	for (int side = 0; side < 2; side++) {
+		free(h->last_line[side]);
+		for (unsigned k = 0; k < RING; k++)
+			free(h->ring[k].refs[side]);
+	}
+	pthread_mutex_destroy(&h->lock);
+	pthread_cond_destroy(&h->cond);
 	free(h->parts);
 	free(h->configs);
 	free(h->chain);
-	free(h->owner);
 	free(h);
 }

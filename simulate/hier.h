@@ -9,10 +9,12 @@
  * below, so configurations with the same L1s share their L1 simulation,
  * and so on down.
  *
- * Its caches are never started from an unknown state: each thread replays
- * the whole trace in stream order for its own share of the configurations,
- * so the counts are exact for any number of threads.  Executions and
- * branches are counted elsewhere (sim.c); this engine counts only misses.
+ * Its caches are never started from an unknown state: the trace is decoded
+ * once, in stream order, its references gathered in bunches, and every
+ * part (a share of the configurations) takes every bunch in turn, on
+ * whichever thread is free, so the counts are exact for any number of
+ * threads.  Executions and branches are counted elsewhere (sim.c, in a
+ * pass beside this one); this engine counts only misses.
  *
  * Internal to simulate/.
  */
@@ -28,7 +30,8 @@ struct hier;
 int hier_open(struct hier **h, const struct cgt_hierarchy *configs, unsigned n_configs,
 	      uint32_t min_line, struct cgt_error *e);
 
-/* Replays the trace at path on up to `threads` threads. */
+/* Replays the trace at path, decoded once, on up to `threads` threads
+   (the caller's among them). */
 int hier_run(struct hier *h, const char *path, unsigned threads,
 	     const struct cgt_sim_progress *progress, struct cgt_error *e);
 

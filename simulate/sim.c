@@ -705,17 +705,15 @@ int cgt_sim_trace(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
 		threads = 1;
 	if (threads > MAX_WORKERS)
 		threads = MAX_WORKERS;
-	/* The hierarchy engine takes a thread per configuration at most: with
-	   threads to spare, it runs beside this engine (which counts
-	   executions and branches) on threads of its own, and shows the
-	   progress, being the longer. */
-	if (s->hier != NULL && s->n_configs < threads) {
-		h.threads = s->n_configs;
+	/* With more than one thread, the hierarchy engine runs beside this one
+	   (which counts executions and branches), on as many threads of its
+	   own, and shows the progress, being the longer: when this one is
+	   done, it has every core. */
+	if (s->hier != NULL && threads > 1) {
+		h.threads = threads;
 		hier_beside = pthread_create(&beside, NULL, hier_main, &h) == 0;
-		if (hier_beside) {
-			threads -= s->n_configs;
+		if (hier_beside)
 			progress = NULL;
-		}
 	}
 	/* Two passes, one after the other: one progress bar. */
 	if (s->hier != NULL && !hier_beside && progress != NULL)
