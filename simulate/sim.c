@@ -706,14 +706,18 @@ int cgt_sim_trace(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
 	if (threads > MAX_WORKERS)
 		threads = MAX_WORKERS;
 	/* With more than one thread, the hierarchy engine runs beside this one
-	   (which counts executions and branches), on as many threads of its
-	   own, and shows the progress, being the longer: when this one is
-	   done, it has every core. */
+	   (which counts executions and branches, then on the calling thread
+	   alone), on threads of its own, and shows the progress, being the
+	   longer: its own decoding, one thread's too, gathers references
+	   besides.  One thread here, the segments start from known states:
+	   nothing to settle, and 4% less time for 16 configurations than two. */
 	if (s->hier != NULL && threads > 1) {
 		h.threads = threads;
 		hier_beside = pthread_create(&beside, NULL, hier_main, &h) == 0;
-		if (hier_beside)
+		if (hier_beside) {
 			progress = NULL;
+			threads = 1;
+		}
 	}
 	/* Two passes, one after the other: one progress bar. */
 	if (s->hier != NULL && !hier_beside && progress != NULL)

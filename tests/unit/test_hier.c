@@ -179,15 +179,59 @@ static void narrow_then_wide(void)
 	unlink(path);
 }
 
+/* Sixteen ways of 32-bit tags, looked up all at once where the host has
+   AVX-512 (hier.c's enum set_kind), with an 8-way member of the same
+   stack: lines L0 .. L16 of LL set 1 (1024 sets), each missing the D1 of
+   one line, read L0 .. L15 twice, then L16, L0, L1.  16 ways: 16 misses,
+   16 hits at depth 15, then L16 evicts L0, L0 evicts L1, L1 evicts L2: 19.
+   8 ways: every read misses, 35. */
+static void sixteen_ways(void)
+{
+	const struct cgt_hierarchy configs[] = {
+		{ { { 1024, 2, 64 }, { 64, 1, 64 }, { 0, 0, 0 }, { 1048576, 16, 64 } } },
+		{ { { 1024, 2, 64 }, { 64, 1, 64 }, { 0, 0, 0 }, { 524288, 8, 64 } } },
+	};
+	enum { N = 35 };
+	uint64_t addrs[N];
+	char path[128];
+	struct cgt_decoder *d;
+	struct cgt_sim *s;
+	struct cgt_error e;
+	struct cgt_profile sixteen, eight;
+
+	for (unsigned k = 0; k < 32; k++)
+		addrs[k] = (1 + 1024 * (uint64_t)(k % 16)) * 64;
+	addrs[32] = (1 + 1024 * 16) * 64;
+	addrs[33] = addrs[0];
+	addrs[34] = addrs[1];
+	snprintf(path, sizeof(path), "%s/sixteen.zst", dir);
+	write_trace(path, addrs, N);
+	const struct cgt_sim_options o = { 1, 0, configs, 2, path };
+	CHECK(cgt_decoder_open(&d, path, NULL, &e) == 0);
+	CHECK(cgt_sim_open(&s, &o, 8, &e) == 0);
+	CHECK(cgt_sim_trace(s, d, 2, NULL, &e) == 0);
+	CHECK(cgt_sim_profile(s, 0, cgt_decoder_blocks(d), &sixteen, &e) == 0);
+	CHECK(cgt_sim_profile(s, 1, cgt_decoder_blocks(d), &eight, &e) == 0);
+	CHECK(total(&sixteen, "D1mr") == N);
+	CHECK(total(&sixteen, "DLmr") == 19);
+	CHECK(total(&eight, "DLmr") == 35);
+	cgt_profile_free(&sixteen);
+	cgt_profile_free(&eight);
+	cgt_sim_close(s);
+	cgt_decoder_close(d);
+	unlink(path);
+}
+
 int main(void)
 {
-	PLAN(4);
+	PLAN(5);
 	if (mkdtemp(dir) == NULL)
 		return 1;
 	RUN(chain_on_one_thread);
 	RUN(chain_on_two_threads);
 	RUN(no_references);
 	RUN(narrow_then_wide);
+	RUN(sixteen_ways);
 	rmdir(dir);
 	return CHECK_DONE();
 }
