@@ -1,14 +1,17 @@
 /*
  * The hierarchy engine (hier.h).
  *
- * A part is one thread's share of the configurations, as a tree: the L1
- * groups (one LRU stack per set count and line size) at the top, their
- * members (one per associativity) below, each member feeding its misses to
- * the groups of the next level that its configurations have.  L1 takes
- * each reference as it comes; the misses wait in their members' queues,
- * numbered, and the levels below take them in bunches (drain), merged back
- * into program order: every cache sees its references in the order
- * Cachegrind's would.
+ * One thread decodes the trace and gathers its references (gather) into a
+ * ring of bunches, dropping those that could only hit every L1's most
+ * recently used line.  A part is a share of the configurations, as a tree:
+ * the L1 groups (one LRU stack per set count and line size) at the top,
+ * their members (one per associativity) below, each member feeding its
+ * misses to the groups of the next level that its configurations have.
+ * Every part takes every bunch, in order, on whichever thread is free
+ * (part_turn); L1 takes each reference as it comes; the misses wait in
+ * their members' queues, numbered, and the levels below take them in
+ * bunches (drain), merged back into program order: every cache sees its
+ * references in the order Cachegrind's would.
  */
 #include <immintrin.h>
 #include <pthread.h>
@@ -969,29 +972,35 @@ static inline __attribute__((always_inline)) int gather(struct hier *h, const st
 	if (rp == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 
-	/* In locals, not through h: the stores into the bunch could alias h's
-	   counters, which made every reference wait for the one before. */
+	/* In locals, not through h: the stores into the bunch and the filters
+	   could alias h's fields, which made every reference wait for the one
+	   before. */
 	struct bunch *into = &h->ring[h->produced % RING];
 	struct pending *fetches = into->refs[0], *data = into->refs[1];
 	uint32_t n_fetches = into->n[0], n_data = into->n[1];
 	uint64_t seq = h->seq, bits = h->addr_bits;
+	uint64_t *const filter[2] = { h->last_line[0], h->last_line[1] };
+	const uint64_t mask[2] = { h->last_line_mask[0], h->last_line_mask[1] };
+	const uint32_t line_bits[2] = { h->last_line_bits[0], h->last_line_bits[1] };
+	const uint64_t *values = x->values;
+	const uint32_t first_slot = rp->first_slot;
 	for (uint32_t k = 0, n = rp->in_prefix[x->exit]; k < n; k++) {
 		const struct ref_step *s = &rp->steps[k];
-		uint32_t slot = rp->first_slot + s->op;
+		uint32_t slot = first_slot + s->op;
 		int side = !s->is_fetch;
 		uint64_t addr = s->addr;
 		if (side) {
-			addr = x->values[s->value];
+			addr = values[s->value];
 			if (addr == CGT_NO_ACCESS)
 				continue;	/* a guarded access not made */
 			bits |= addr | (addr + s->size - 1);
 		}
-		uint64_t *last_line = h->last_line[side];
+		uint64_t *last_line = filter[side];
 		if (last_line != NULL) {
-			uint64_t first = addr >> h->last_line_bits[side];
-			uint64_t last = (addr + s->size - 1) >> h->last_line_bits[side];
-			uint64_t *at_first = &last_line[first & h->last_line_mask[side]];
-			uint64_t *at_last = &last_line[last & h->last_line_mask[side]];
+			uint64_t first = addr >> line_bits[side];
+			uint64_t last = (addr + s->size - 1) >> line_bits[side];
+			uint64_t *at_first = &last_line[first & mask[side]];
+			uint64_t *at_last = &last_line[last & mask[side]];
 			int hit = *at_first == first && *at_last == last;
 			*at_first = first;
 			*at_last = last;
