@@ -156,7 +156,7 @@ struct part {
 	   drain): their groups by level, then chain_order. */
 	struct group **lower;
 	unsigned n_lower;
-	uint64_t addr_bits;		/* the bits of every byte referenced so far */
+	uint64_t addr_bits;		/* of every byte referenced up to its last bunch */
 	struct pending *merged;		/* a chain's input */
 	uint32_t cap_merged;
 	uint32_t *live, cap_live;	/* see run_chain */
@@ -210,7 +210,9 @@ struct hier {
 	uint64_t *last_line[2], last_line_mask[2];
 	uint32_t last_line_bits[2];
 
-	pthread_mutex_t lock;		/* everything below, and parts' next, busy, finished */
+	/* Everything below, and parts' next, busy, finished; but the bunch
+	   being filled (ring[produced % RING]) is the decoding thread's alone. */
+	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct bunch ring[RING];
 	uint64_t produced;		/* bunches gathered: ring[produced % RING] fills */
@@ -958,7 +960,8 @@ static int publish(struct hier *h, uint32_t n_fetches, uint32_t n_data, uint64_t
 		else
 			pthread_cond_wait(&h->cond, &h->lock);
 	}
-	next->n[0] = next->n[1] = 0;
+	if (!h->failed)		/* else a part may still be reading it */
+		next->n[0] = next->n[1] = 0;
 	int failed = h->failed;
 	pthread_mutex_unlock(&h->lock);
 	return failed ? -1 : 0;
@@ -1182,6 +1185,9 @@ int hier_run(struct hier *h, const char *path, unsigned threads,
 	if (cgt_decoder_open(&d, path, NULL, e) < 0)
 		return -e->status;
 	struct thread_args decoding = { h, d, progress }, taking = { h, NULL, NULL };
+	/* Beside the decoding thread, one for each part at most. */
+	if (threads > h->n_parts + 1)
+		threads = h->n_parts + 1;
 	for (unsigned t = 1; t < threads; t++) {
 		if (pthread_create(&ids[t], NULL, take_turns, &taking) != 0)
 			break;
