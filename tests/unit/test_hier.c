@@ -49,6 +49,29 @@ static uint64_t total(const struct cgt_profile *p, const char *name)
 	return UINT64_MAX;
 }
 
+/* The profiles of the two configurations, simulated on threads threads
+   over a trace (dir/name) of one block reading addrs[0 .. n) in turn. */
+static void profiles(const char *name, const struct cgt_hierarchy configs[2], const uint64_t *addrs,
+		     size_t n, unsigned threads, struct cgt_profile p[2])
+{
+	char path[128];
+	struct cgt_decoder *d;
+	struct cgt_sim *s;
+	struct cgt_error e;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	write_trace(path, addrs, n);
+	const struct cgt_sim_options o = { 1, 0, configs, 2, path };
+	CHECK(cgt_decoder_open(&d, path, NULL, &e) == 0);
+	CHECK(cgt_sim_open(&s, &o, 8, &e) == 0);
+	CHECK(cgt_sim_trace(s, d, threads, NULL, &e) == 0);
+	for (unsigned k = 0; k < 2; k++)
+		CHECK(cgt_sim_profile(s, k, cgt_decoder_blocks(d), &p[k], &e) == 0);
+	cgt_sim_close(s);
+	cgt_decoder_close(d);
+	unlink(path);
+}
+
 static void chain(unsigned threads)
 {
 	/* I1 8 sets x 2; D1 2 sets x 1; L2 2 sets x 2; LL 4 sets x 2. */
@@ -56,20 +79,10 @@ static void chain(unsigned threads)
 		{ { { 1024, 2, 64 }, { 128, 1, 64 }, { 256, 2, 64 }, { 512, 2, 64 } } },
 		{ { { 1024, 2, 64 }, { 128, 1, 64 }, { 0, 0, 0 }, { 512, 2, 64 } } },
 	};
-	char path[128];
-	struct cgt_decoder *d;
-	struct cgt_sim *s;
-	struct cgt_error e;
-	struct cgt_profile with_l2, without;
+	struct cgt_profile p[2];
 
-	snprintf(path, sizeof(path), "%s/t.zst", dir);
-	write_trace(path, reads, N_READS);
-	const struct cgt_sim_options o = { 1, 0, configs, 2, path };
-	CHECK(cgt_decoder_open(&d, path, NULL, &e) == 0);
-	CHECK(cgt_sim_open(&s, &o, 8, &e) == 0);
-	CHECK(cgt_sim_trace(s, d, threads, NULL, &e) == 0);
-	CHECK(cgt_sim_profile(s, 0, cgt_decoder_blocks(d), &with_l2, &e) == 0);
-	CHECK(cgt_sim_profile(s, 1, cgt_decoder_blocks(d), &without, &e) == 0);
+	profiles("t.zst", configs, reads, N_READS, threads, p);
+	const struct cgt_profile with_l2 = p[0], without = p[1];
 
 	/* The one fetch line misses everywhere once (I1's set 0, L2's and
 	   LL's set 0), then hits I1. */
@@ -92,11 +105,8 @@ static void chain(unsigned threads)
 	CHECK(total(&without, "DLmr") == 5 && total(&without, "ILmr") == 1);
 	CHECK(total(&without, "D2mr") == UINT64_MAX);	/* no such event */
 
-	cgt_profile_free(&with_l2);
-	cgt_profile_free(&without);
-	cgt_sim_close(s);
-	cgt_decoder_close(d);
-	unlink(path);
+	cgt_profile_free(&p[0]);
+	cgt_profile_free(&p[1]);
 }
 
 static void chain_on_one_thread(void)
@@ -117,24 +127,12 @@ static void no_references(void)
 		{ { { 1024, 2, 64 }, { 128, 1, 64 }, { 256, 2, 64 }, { 512, 2, 64 } } },
 		{ { { 1024, 2, 64 }, { 256, 2, 64 }, { 256, 2, 64 }, { 512, 2, 64 } } },
 	};
-	char path[128];
-	struct cgt_decoder *d;
-	struct cgt_sim *s;
-	struct cgt_error e;
-	struct cgt_profile p;
+	struct cgt_profile p[2];
 
-	snprintf(path, sizeof(path), "%s/empty.zst", dir);
-	write_trace(path, reads, 0);
-	const struct cgt_sim_options o = { 1, 0, configs, 2, path };
-	CHECK(cgt_decoder_open(&d, path, NULL, &e) == 0);
-	CHECK(cgt_sim_open(&s, &o, 8, &e) == 0);
-	CHECK(cgt_sim_trace(s, d, 2, NULL, &e) == 0);
-	CHECK(cgt_sim_profile(s, 1, cgt_decoder_blocks(d), &p, &e) == 0);
-	CHECK(total(&p, "Ir") == 0 && total(&p, "DLmr") == 0);
-	cgt_profile_free(&p);
-	cgt_sim_close(s);
-	cgt_decoder_close(d);
-	unlink(path);
+	profiles("empty.zst", configs, reads, 0, 2, p);
+	CHECK(total(&p[1], "Ir") == 0 && total(&p[1], "DLmr") == 0);
+	cgt_profile_free(&p[0]);
+	cgt_profile_free(&p[1]);
 }
 
 /* A stack of 32-bit tags (one of 1024 sets of 64-byte lines) made wide
@@ -150,33 +148,19 @@ static void narrow_then_wide(void)
 	};
 	enum { PAIRS = 4500, N = 2 * PAIRS + 3 };
 	static uint64_t addrs[N];
-	char path[128];
-	struct cgt_decoder *d;
-	struct cgt_sim *s;
-	struct cgt_error e;
-	struct cgt_profile two, four;
+	struct cgt_profile p[2];
 
 	for (size_t k = 0; k < 2 * PAIRS; k++)
 		addrs[k] = (k % 2 ? 2049 : 1025) * 64;
 	addrs[N - 3] = 0xffff000000000040;	/* LL set 1, above 2^32 lines of it */
 	addrs[N - 2] = 2049 * 64;
 	addrs[N - 1] = 1025 * 64;
-	snprintf(path, sizeof(path), "%s/wide.zst", dir);
-	write_trace(path, addrs, N);
-	const struct cgt_sim_options o = { 1, 0, configs, 2, path };
-	CHECK(cgt_decoder_open(&d, path, NULL, &e) == 0);
-	CHECK(cgt_sim_open(&s, &o, 8, &e) == 0);
-	CHECK(cgt_sim_trace(s, d, 1, NULL, &e) == 0);
-	CHECK(cgt_sim_profile(s, 0, cgt_decoder_blocks(d), &two, &e) == 0);
-	CHECK(cgt_sim_profile(s, 1, cgt_decoder_blocks(d), &four, &e) == 0);
-	CHECK(total(&two, "D1mr") == N);
-	CHECK(total(&two, "DLmr") == 4);
-	CHECK(total(&four, "DLmr") == 3);
-	cgt_profile_free(&two);
-	cgt_profile_free(&four);
-	cgt_sim_close(s);
-	cgt_decoder_close(d);
-	unlink(path);
+	profiles("wide.zst", configs, addrs, N, 1, p);
+	CHECK(total(&p[0], "D1mr") == N);
+	CHECK(total(&p[0], "DLmr") == 4);	/* two ways */
+	CHECK(total(&p[1], "DLmr") == 3);	/* four */
+	cgt_profile_free(&p[0]);
+	cgt_profile_free(&p[1]);
 }
 
 /* Sixteen ways of 32-bit tags, looked up all at once where the host has
@@ -193,33 +177,19 @@ static void sixteen_ways(void)
 	};
 	enum { N = 35 };
 	uint64_t addrs[N];
-	char path[128];
-	struct cgt_decoder *d;
-	struct cgt_sim *s;
-	struct cgt_error e;
-	struct cgt_profile sixteen, eight;
+	struct cgt_profile p[2];
 
 	for (unsigned k = 0; k < 32; k++)
 		addrs[k] = (1 + 1024 * (uint64_t)(k % 16)) * 64;
 	addrs[32] = (1 + 1024 * 16) * 64;
 	addrs[33] = addrs[0];
 	addrs[34] = addrs[1];
-	snprintf(path, sizeof(path), "%s/sixteen.zst", dir);
-	write_trace(path, addrs, N);
-	const struct cgt_sim_options o = { 1, 0, configs, 2, path };
-	CHECK(cgt_decoder_open(&d, path, NULL, &e) == 0);
-	CHECK(cgt_sim_open(&s, &o, 8, &e) == 0);
-	CHECK(cgt_sim_trace(s, d, 2, NULL, &e) == 0);
-	CHECK(cgt_sim_profile(s, 0, cgt_decoder_blocks(d), &sixteen, &e) == 0);
-	CHECK(cgt_sim_profile(s, 1, cgt_decoder_blocks(d), &eight, &e) == 0);
-	CHECK(total(&sixteen, "D1mr") == N);
-	CHECK(total(&sixteen, "DLmr") == 19);
-	CHECK(total(&eight, "DLmr") == 35);
-	cgt_profile_free(&sixteen);
-	cgt_profile_free(&eight);
-	cgt_sim_close(s);
-	cgt_decoder_close(d);
-	unlink(path);
+	profiles("sixteen.zst", configs, addrs, N, 2, p);
+	CHECK(total(&p[0], "D1mr") == N);
+	CHECK(total(&p[0], "DLmr") == 19);	/* sixteen ways */
+	CHECK(total(&p[1], "DLmr") == 35);	/* eight */
+	cgt_profile_free(&p[0]);
+	cgt_profile_free(&p[1]);
 }
 
 int main(void)
