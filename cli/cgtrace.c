@@ -51,6 +51,14 @@ static const char usage_record[] =
 	"      --trace-children=yes|no\n"
 	"                            also trace programs PROG executes, each into a\n"
 	"                            trace of its own (FILE must contain %p) [no]\n"
+	"      --vex-guest-chase=no|yes\n"
+	"                            no: Callgrind's translation (also\n"
+	"                            --vex-iropt-unroll-thresh=0), which counts what\n"
+	"                            the CPU executed and gives call graphs: simulate\n"
+	"                            equals 'valgrind --tool=cachegrind\n"
+	"                            --vex-guest-chase=no'; yes: Cachegrind's default,\n"
+	"                            equal to plain Cachegrind, whose chasing may count\n"
+	"                            code that did not run (valgrind backend) [no]\n"
 	"  -v, --verbose             show the backend's (Valgrind's) own messages\n"
 	"  -q, --quiet               no summary line at the end\n"
 	"      --build-id-dir=DIR    keep each module the program maps (and its\n"
@@ -151,7 +159,7 @@ int parse_number(const char *s, uint64_t min, uint64_t max, int scaled, uint64_t
 static int cmd_record(int argc, char **argv)
 {
 	enum { PT_MTC = 256, PT_CYC, PT_RETCOMP, PT_PSB, PT_BUFFER, MEM_PERIOD, MEM_LDLAT,
-	       BUILD_ID_DIR, NO_BUILD_ID_CACHE };
+	       BUILD_ID_DIR, NO_BUILD_ID_CACHE, VEX_GUEST_CHASE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "backend", required_argument, NULL, 'b' },
@@ -168,6 +176,7 @@ static int cmd_record(int argc, char **argv)
 		{ "mem-ldlat", required_argument, NULL, MEM_LDLAT },
 		{ "build-id-dir", required_argument, NULL, BUILD_ID_DIR },
 		{ "no-build-id-cache", no_argument, NULL, NO_BUILD_ID_CACHE },
+		{ "vex-guest-chase", required_argument, NULL, VEX_GUEST_CHASE },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cgt_record_options o = { .backend = CGT_BACKEND_AUTO };
@@ -247,6 +256,12 @@ static int cmd_record(int argc, char **argv)
 			break;
 		case NO_BUILD_ID_CACHE:
 			keep_modules = 0;
+			break;
+		case VEX_GUEST_CHASE:
+			if (parse_yes_no(optarg, &o.vex_guest_chase) < 0)
+				return usage_error(usage_record,
+						   "bad --vex-guest-chase '%s' (expected yes or no)", optarg);
+			o.vex_guest_chase_given = 1;
 			break;
 		case 'h':
 			fputs(usage_record, stdout);

@@ -76,6 +76,14 @@ static void print_header(FILE *out, const char *path, const struct cgt_decoder *
 			segments == 1 ? "" : "s");
 	}
 	fprintf(out, "backend:        %s (%s)\n", h->backend, h->recorder);
+	if (h->vex.present)
+		fprintf(out, "translation:    %s (--vex-guest-chase=%s --vex-iropt-unroll-thresh=%u "
+			     "--vex-guest-max-insns=%u)\n",
+			h->vex.guest_chase ? "Cachegrind's default" : "Callgrind's",
+			h->vex.guest_chase ? "yes" : "no", h->vex.unroll_thresh, h->vex.max_insns);
+	else if (strcmp(h->backend, "valgrind") == 0)
+		fprintf(out, "translation:    not recorded (a trace of an older cgtrace: Cachegrind's "
+			     "default, --vex-guest-chase=yes)\n");
 	fprintf(out, "command:       ");
 	for (uint32_t i = 0; i < h->argc; i++)
 		fprintf(out, " %s", h->argv[i]);

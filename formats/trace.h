@@ -123,6 +123,17 @@ struct cgt_pt_decoded {
 	uint64_t samples_placed;	/* matched to an instruction execution */
 };
 
+/* How Valgrind's VEX cut the program into blocks, which decides the
+   counts: Callgrind's translation (no chasing, no unrolling) counts what
+   the CPU executed; Cachegrind's default chases, and may count code that
+   did not run. */
+struct cgt_vex_translation {
+	int present;		/* 0: not recorded (the pt backend, older traces) */
+	uint32_t guest_chase;	/* 1: --vex-guest-chase=yes */
+	uint32_t unroll_thresh;	/* --vex-iropt-unroll-thresh */
+	uint32_t max_insns;	/* --vex-guest-max-insns */
+};
+
 struct cgt_trace_header {
 	char *backend;		/* "valgrind" or "pt" */
 	uint32_t argc;
@@ -139,6 +150,7 @@ struct cgt_trace_header {
 	char *recorder;		/* e.g. "valgrind-3.19.0" */
 	uint32_t max_access_size; /* largest guest register in bytes */
 	struct cgt_pt_decoded decoded;	/* a pt trace decoded into blocks */
+	struct cgt_vex_translation vex;	/* the valgrind backend's */
 };
 
 struct cgt_module {

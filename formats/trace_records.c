@@ -24,6 +24,7 @@ enum header_key {
 	HK_RECORDER = 11,
 	HK_MAX_ACCESS = 12,
 	HK_PT_DECODED = 13,
+	HK_VEX = 14,
 };
 
 const char *cgt_record_type_name(unsigned type)
@@ -92,6 +93,10 @@ int cgt_header_encode(struct cgt_buf *b, const struct cgt_trace_header *h)
 				 d->modules_left_out, d->sideband_lost, d->mem_period, d->samples,
 				 d->samples_placed };
 		rc = put_varints_field(b, HK_PT_DECODED, v, sizeof(v) / sizeof(v[0]));
+	}
+	if (rc == 0 && h->vex.present) {
+		uint64_t v[3] = { h->vex.guest_chase, h->vex.unroll_thresh, h->vex.max_insns };
+		rc = put_varints_field(b, HK_VEX, v, 3);
 	}
 	return rc;
 }
@@ -186,6 +191,16 @@ static int decode_header_field(void *obj, unsigned key, struct cursor *f)
 		d->present = rc == 0;
 		break;
 	}
+	case HK_VEX:
+		rc = cursor_u32(f, &h->vex.guest_chase, "VEX's chasing");
+		if (rc == 0 && h->vex.guest_chase > 1)
+			return cursor_fail(f, "VEX's chasing as 0 or 1");
+		if (rc == 0)
+			rc = cursor_u32(f, &h->vex.unroll_thresh, "VEX's unrolling threshold");
+		if (rc == 0)
+			rc = cursor_u32(f, &h->vex.max_insns, "VEX's largest block");
+		h->vex.present = rc == 0;
+		break;
 	default:
 		/* A field added by a later writer of the same version: skip it. */
 		f->p = f->end;

@@ -142,6 +142,13 @@ int cgt_record(const struct cgt_record_options *o, struct cgt_error *e)
 
 	if (rc < 0)
 		return rc;
+	int pt = o->backend == CGT_BACKEND_PT || (o->backend == CGT_BACKEND_AUTO && cgt_host_has_intel_pt());
+	if (pt && o->vex_guest_chase_given)
+		return cgt_fail(e, cgt_err_invalid,
+				"--vex-guest-chase is for the valgrind backend%s",
+				o->backend == CGT_BACKEND_AUTO ? " (give --backend=valgrind: this host has "
+								 "Intel PT, so pt was chosen)"
+							       : "");
 	switch (o->backend) {
 	case CGT_BACKEND_PT:
 		if (!cgt_host_has_intel_pt())

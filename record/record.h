@@ -32,6 +32,12 @@ struct cgt_record_options {
 	const char *output;	/* file name template (%p, %q{VAR}, %%); NULL: default */
 	enum cgt_backend backend;
 	int trace_children;
+	/* The valgrind backend's translation: 0 (the default), Callgrind's
+	   (--vex-guest-chase=no --vex-iropt-unroll-thresh=0), which counts what
+	   the CPU executed and gives call graphs; 1, Cachegrind's default, for
+	   comparing with plain Cachegrind runs. */
+	int vex_guest_chase;
+	int vex_guest_chase_given;	/* named: an error with the pt backend */
 	int verbose;		/* show the backend's own messages */
 	int quiet;		/* no closing summary line */
 	const char *build_id_dir;	/* keep the modules in this build-id cache;

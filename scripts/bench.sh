@@ -33,7 +33,7 @@ trace, cg_out, ct_out = f"{b}/trace.zst", f"{b}/cachegrind.out", f"{b}/cgtrace.o
 cgtrace, report_dir = os.path.abspath("cgtrace"), f"{b}/report"
 commands = {
     "native": [f"{b}/bench"],
-    "cachegrind": ["valgrind", "--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes", *cfg,
+    "cachegrind": ["valgrind", "--tool=cachegrind", "--vex-guest-chase=no", "--cache-sim=yes", "--branch-sim=yes", *cfg,
                    f"--cachegrind-out-file={cg_out}", f"{b}/bench"],
     "record": [cgtrace, "record", "-q", "-o", trace, "--", f"{b}/bench"],
     "simulate": [cgtrace, "simulate", "-q", "--branch-sim=yes", *cfg, "-o", ct_out, trace],

@@ -92,11 +92,14 @@ print(''.join('%d\\n' % random.randrange(10**9) for _ in range(20000)), end='')"
 }
 
 # cachegrind OUTFILE PROG ARGS...: runs Cachegrind (3.19 defaults: cache
-# simulation on) with extra options from $CG_OPTS.
+# simulation on) with extra options from $CG_OPTS, translating as a trace
+# recorded by default does (--vex-guest-chase=no), or with Cachegrind's
+# default chasing if CG_CHASE=yes.
 cachegrind() {
 	local out=$1
 	shift
-	clean_env valgrind --tool=cachegrind --cachegrind-out-file="$out" ${CG_OPTS:-} "$@" >/dev/null 2>&1
+	clean_env valgrind --tool=cachegrind --vex-guest-chase="${CG_CHASE:-no}" \
+		--cachegrind-out-file="$out" ${CG_OPTS:-} "$@" >/dev/null 2>&1
 }
 
 # summary_field FILE EVENT: the total of EVENT in a cachegrind.out file.

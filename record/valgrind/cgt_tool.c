@@ -660,14 +660,16 @@ static void cgt_post_clo_init(void)
 
    const HChar* version = VERSION;
    UInt vlen = VG_(strlen)(version);
-   UChar* p = reserve(CGT_RAW_MAGIC_LEN + 8 + 12 + vlen);
+   UChar* p = reserve(CGT_RAW_MAGIC_LEN + 8 + 20 + vlen);
    VG_(memcpy)(p, CGT_RAW_MAGIC, CGT_RAW_MAGIC_LEN);
    p += CGT_RAW_MAGIC_LEN;
    p = put_u32(p, CGT_RAW_HELLO);
-   p = put_u32(p, 12 + vlen);
+   p = put_u32(p, 20 + vlen);
    p = put_u32(p, CGT_RAW_VERSION);
    p = put_u32(p, VG_(machine_get_size_of_largest_guest_register)());
    p = put_u32(p, VG_(clo_vex_control).guest_max_insns);
+   p = put_u32(p, VG_(clo_vex_control).guest_chase ? 1 : 0);
+   p = put_u32(p, (UInt)VG_(clo_vex_control).iropt_unroll_thresh);
    VG_(memcpy)(p, version, vlen);
 }
 

@@ -173,6 +173,11 @@ int vg_launch_prepare(struct vg_launch *l, const char *tool, const struct cgt_re
 	    (!o->verbose && own_arg(l, strdup("-q")) < 0) ||
 	    own_arg(l, strdup(o->trace_children ? "--trace-children=yes" : "--trace-children=no")) < 0)
 		goto out;
+	/* Callgrind's translation, as Callgrind forces it; or Cachegrind's
+	   default chasing, named so that VALGRIND_OPTS cannot change it. */
+	if (own_arg(l, strdup(o->vex_guest_chase ? "--vex-guest-chase=yes" : "--vex-guest-chase=no")) < 0 ||
+	    (!o->vex_guest_chase && own_arg(l, strdup("--vex-iropt-unroll-thresh=0")) < 0))
+		goto out;
 	char *tool_opts[3] = { NULL, NULL, NULL };
 	int tool_rc = vg_transport_tool_options(t, tool_opts);
 	for (int i = 0; i < 3; i++)

@@ -37,8 +37,9 @@
  *   INDIRECT                  u64 target
  *
  * HELLO payload: u32 protocol version, u32 largest guest register size
- *   (bytes), u32 Valgrind's VEX guest max instructions, then the
- *   Valgrind version string (rest of payload).
+ *   (bytes), then how VEX makes blocks: u32 guest max instructions, u32
+ *   chasing (1: on), u32 unrolling threshold; then the Valgrind version
+ *   string (rest of payload).
  * BLOCK payload: u32 id, u32 n_insns, u32 n_ops,
  *   n_insns x { u64 address, u8 length },
  *   n_ops   x { u8 kind, u8 reserved, u16 insn index, u32 size }.
@@ -52,7 +53,7 @@
 
 #define CGT_RAW_MAGIC       "CGTRAW\0\1"
 #define CGT_RAW_MAGIC_LEN   8
-#define CGT_RAW_VERSION     1
+#define CGT_RAW_VERSION     2
 
 #define CGT_RAW_CONTROL     0xFFFFFF00u
 #define CGT_RAW_THREAD      0xFFFFFF01u

@@ -133,11 +133,12 @@ static int begin_pending(struct converter *c, unsigned type)
 
 static int on_hello(struct converter *c, const uint8_t *p, uint32_t len)
 {
-	if (len < 12 || le32(p) != CGT_RAW_VERSION)
+	if (len < 20 || le32(p) != CGT_RAW_VERSION)
 		return bad_item(c, "a hello of another protocol version");
 	c->header->max_access_size = le32(p + 4);
+	c->header->vex = (struct cgt_vex_translation){ 1, le32(p + 12), le32(p + 16), le32(p + 8) };
 	free(c->header->recorder);
-	if (asprintf(&c->header->recorder, "valgrind-%.*s", (int)(len - 12), (const char *)p + 12) < 0)
+	if (asprintf(&c->header->recorder, "valgrind-%.*s", (int)(len - 20), (const char *)p + 20) < 0)
 		return nomem(c);
 	struct cgt_buf b = { 0 };
 	int rc = cgt_header_encode(&b, c->header);

@@ -45,7 +45,7 @@ for ll in --LL=3145728,24,64 --LL=16384,4,64; do
 done
 
 # The summary on stderr: Cachegrind's, line for line (its ==pid== prefix too).
-clean_env valgrind --tool=cachegrind --cache-sim=yes --branch-sim=yes $cfg \
+clean_env valgrind --tool=cachegrind --vex-guest-chase=no --cache-sim=yes --branch-sim=yes $cfg \
 	--cachegrind-out-file=cg.out "$PROGS/loops" 2>cg.err >/dev/null
 "$CGTRACE" simulate --branch-sim=yes $cfg -o ct.out loops.zst 2>ct.err
 check_eq "the end-of-run summary is Cachegrind's" \

@@ -6,7 +6,7 @@
 # status 0, 1 or 3, and the same cachegrind.out and messages on every
 # thread count.  Then info, dump and simulate on one damaged trace agree.
 source "$(dirname "$0")/../lib.sh"
-plan 29
+plan 30
 
 # The sort trace of simulate_exact.sh: 21 segments, one frame each.
 numbers numbers.txt
@@ -190,7 +190,9 @@ check "... the same file on 1, 3 and 8 threads" bash -c 'test -s tb.1.out && cmp
 
 # info, dump and simulate on one damaged trace: the same report, status 3,
 # and the same instructions (a smaller trace of two segments, for dump).
-clean_env "$CGTRACE" record -q -o two.zst -- "$PROGS/ptrchase" 100000 >/dev/null
+clean_env "$CGTRACE" record -q -o two.zst -- "$PROGS/ptrchase" 60000 >/dev/null
+check_contains "the trace for info, dump and simulate has two segments" ", 2 segments)" \
+	"$("$CGTRACE" info two.zst | head -1)"
 second=$(python3 -c "
 import sys
 d = open('two.zst', 'rb').read(); m = d.index(b'CGTSEGMT')
