@@ -28,9 +28,13 @@
 
 struct cgt_decoder;
 
-/* Executions in stream order (one EVENTS record's). */
+/* Executions in stream order (one EVENTS record's), or a mark: a client
+   request or a signal, between the executions before and after it (then
+   mark.kind is not CGT_MARK_NONE and the batch has no executions; its
+   text is valid until the next batch). */
 struct cgt_batch {
 	struct cgt_events_cursor events;
+	struct cgt_mark mark;
 };
 
 /* The batch's next execution: 1 (*x set, its values valid until the next

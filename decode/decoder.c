@@ -75,6 +75,7 @@ struct cgt_decode_worker {
 	int after_hole;		/* the frame follows a loss of definitions */
 	int skipping;		/* the rest of the segment's executions are lost */
 	struct cgt_damage loss;	/* what of it, while skipping */
+	struct cgt_mark mark;	/* the last handed out (its text) */
 };
 
 /* The executions of w's segment from its current frame on are lost (why):
@@ -244,13 +245,15 @@ static int apply_record(struct cgt_decoder *d, const struct cgt_record *rec, str
 		return rc < 0 ? rc : unmap(d, start, size, ++d->map_epoch, rec, e);
 	}
 	case CGT_REC_BLOCKS:
-		return cgt_blocks_decode(&d->blocks, rec, d->map_epoch, e);
+		return cgt_blocks_decode(&d->blocks, rec, cgt_reader_version(d->reader), d->map_epoch, e);
 	case CGT_REC_SEGMENT: {
 		uint64_t history;
 		return cgt_segment_decode(&history, rec, e);
 	}
 	case CGT_REC_EVENTS:
-		return 0;
+	case CGT_REC_REQUEST:
+	case CGT_REC_SIGNAL:
+		return 0;	/* the segment's, in order (next_events) */
 	case CGT_REC_END:
 		if (d->have_end)
 			return cgt_fail(e, cgt_err_corrupt,
@@ -433,10 +436,9 @@ int cgt_decode_worker_take(struct cgt_decode_worker *w, struct cgt_segment_info 
 	return 1;
 }
 
-/* The next record of the segment with executions: 1 (*c open on it), 0
-   at the end of the segment, negative on error. */
-static int next_events(struct cgt_decode_worker *w, struct cgt_events_cursor *c,
-		       struct cgt_error *e)
+/* The next record of the segment with executions, or a mark: 1 (*b set),
+   0 at the end of the segment, negative on error. */
+static int next_events(struct cgt_decode_worker *w, struct cgt_batch *b, struct cgt_error *e)
 {
 	struct cgt_decoder *d = w->d;
 
@@ -451,12 +453,21 @@ static int next_events(struct cgt_decode_worker *w, struct cgt_events_cursor *c,
 				return -e->status;
 		}
 		if (rc > 0 && w->rec.type == CGT_REC_EVENTS && !w->skipping) {
-			if (cgt_events_open(c, &w->rec, &w->state, w->scratch, e) == 0) {
+			if (cgt_events_open(&b->events, &w->rec, &w->state, w->scratch, e) == 0) {
 				w->used = 1;
+				b->mark = (struct cgt_mark){ 0 };
 				return 1;
 			}
 			if (!cgt_decode_worker_lost(w, e))
 				return -e->status;
+		}
+		if (rc > 0 && (w->rec.type == CGT_REC_REQUEST || w->rec.type == CGT_REC_SIGNAL) &&
+		    !w->skipping) {
+			if (cgt_mark_decode(&w->mark, &w->rec, e) < 0)
+				return -e->status;
+			b->events = (struct cgt_events_cursor){ 0 };	/* no executions */
+			b->mark = w->mark;
+			return 1;
 		}
 		if (rc > 0)
 			continue;
@@ -486,7 +497,7 @@ int cgt_decode_worker_next(struct cgt_decode_worker *w, struct cgt_batch *b, str
 {
 	if (!w->in_segment)
 		return 0;
-	int rc = next_events(w, &b->events, e);
+	int rc = next_events(w, b, e);
 	w->in_segment = rc == 1;
 	return rc;
 }
@@ -506,6 +517,7 @@ void cgt_decode_worker_close(struct cgt_decode_worker *w)
 	pthread_mutex_unlock(&w->d->lock);
 	cgt_frame_free(&w->frame);
 	cgt_events_state_free(&w->state);
+	cgt_mark_free(&w->mark);
 	free(w->scratch);
 	free(w);
 }

@@ -1,14 +1,36 @@
 /*
  * `cgtrace dump TRACE`: the decoded stream, one instruction a line:
  *
- *   T<tid> <address> <length>  [R|W|M <address>:<size>]... [Bc taken|not-taken] [Bi <target>]
+ *   T<tid> <address> <length>  [SP <sp>] [R|W|M <address>:<size>]... [Bc taken|not-taken]
+ *       [Bi <target>] [-> <jump kind> [<destination>]]
  *
  * A guarded access whose guard was false shows as "R-" / "W-" with its size.
+ * SP, where the trace has it, is the stack pointer at the block's entry;
+ * the jump, where the trace has it, ends the block's last instruction: how
+ * the execution left it (boring, call, return, syscall, client-request or
+ * other) and where to, when the code says.
+ *
+ * Between them, in stream order, a client request or a signal, as a line
+ * of its own that starts with '#':
+ *
+ *   # T<tid> request <code> [<text>]
+ *   # T<tid> signal <number> delivered [on the alternate stack] | returned
  */
 #include <inttypes.h>
 #include <unistd.h>
 
 #include "decode.h"
+
+static void print_mark(FILE *out, const struct cgt_mark *m)
+{
+	if (m->kind == CGT_MARK_REQUEST)
+		fprintf(out, "# T%u request %#x%s%s\n", m->tid, m->code, m->text[0] ? " " : "", m->text);
+	else
+		fprintf(out, "# T%u signal %u %s\n", m->tid, m->signo,
+			m->kind == CGT_MARK_SIGNAL_RETURNED ? "returned"
+			: m->alt_stack			    ? "delivered on the alternate stack"
+							    : "delivered");
+}
 
 static void print_op(FILE *out, const struct cgt_exec *x, uint32_t k, uint64_t v)
 {
@@ -34,6 +56,9 @@ static void print_op(FILE *out, const struct cgt_exec *x, uint32_t k, uint64_t v
 	case CGT_OP_INDIRECT:
 		fprintf(out, "  Bi %#" PRIx64, v);
 		break;
+	case CGT_OP_SP:
+		fprintf(out, "  SP %#" PRIx64, v);
+		break;
 	default:
 		break;
 	}
@@ -51,6 +76,8 @@ int cgt_trace_dump(FILE *out, FILE *warn, const char *path, const struct cgt_dec
 		return rc;
 	while ((limit == 0 || printed < limit) && (rc = cgt_decoder_next(d, &b, e)) > 0) {
 		struct cgt_exec exec = { 0 };
+		if (b.mark.kind != CGT_MARK_NONE)
+			print_mark(out, &b.mark);
 		while ((limit == 0 || printed < limit) && (rc = cgt_batch_next(&b, &exec, e)) > 0) {
 			const struct cgt_exec *x = &exec;
 			const struct cgt_block *blk = x->block;
@@ -73,6 +100,15 @@ int cgt_trace_dump(FILE *out, FILE *warn, const char *path, const struct cgt_dec
 					print_op(out, x, k,
 						 cgt_op_has_value(op->kind) ? x->values[j++] : 0);
 				}
+			}
+			if (open_line && blk->jumps != NULL) {
+				static const char *const kinds[CGT_JUMP_KIND_COUNT] = {
+					"boring", "call", "return", "syscall", "client-request", "other"
+				};
+				const struct cgt_jump *j = &blk->jumps[x->exit];
+				fprintf(out, "  -> %s", kinds[j->kind]);
+				if (j->dst_known)
+					fprintf(out, " %#" PRIx64, j->dst);
 			}
 			if (open_line)
 				fputc('\n', out);

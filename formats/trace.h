@@ -18,7 +18,7 @@
 
 #define CGT_TRACE_MAGIC      "CGTRACE\n"
 #define CGT_TRACE_MAGIC_LEN  8
-#define CGT_TRACE_VERSION    2	/* written; version 1 is still read */
+#define CGT_TRACE_VERSION    3	/* written; versions 1 and 2 are still read */
 #define CGT_STREAM_HEADER_LEN 16
 
 /* Bounds every reader enforces (and every writer respects). */
@@ -88,6 +88,8 @@ enum cgt_record_type {
 	CGT_REC_AUX = 9,
 	CGT_REC_IMAGE = 10,
 	CGT_REC_SEGMENT = 11,	/* version 2: a segment begins (delta state reset) */
+	CGT_REC_REQUEST = 12,	/* version 3: a client request */
+	CGT_REC_SIGNAL = 13,	/* version 3: a signal delivered or returned from */
 };
 
 /* ---- Record payloads --------------------------------------------------- */
@@ -201,7 +203,27 @@ enum cgt_op_kind {
 	CGT_OP_COND = 7,	/* conditional branch, may end the block */
 	CGT_OP_COND_INV = 8,	/* same, taken when the exit is not */
 	CGT_OP_INDIRECT = 9,	/* indirect jump or call, last op */
+	CGT_OP_SP = 10,		/* the stack pointer at the block's entry; op 1 */
 	CGT_OP_KIND_COUNT
+};
+
+/* How an exit leaves its block, as Valgrind's VEX classed it: what a call
+   graph is made of. */
+enum cgt_jump_kind {
+	CGT_JUMP_BORING = 0,	/* a jump, a branch, or the fall-through */
+	CGT_JUMP_CALL = 1,
+	CGT_JUMP_RETURN = 2,
+	CGT_JUMP_SYSCALL = 3,
+	CGT_JUMP_CLIENT_REQUEST = 4,	/* Valgrind's client request sequence */
+	CGT_JUMP_OTHER = 5,	/* a fault, an emulation warning, ... */
+	CGT_JUMP_KIND_COUNT
+};
+
+/* An exit's jump: its kind and, when the code fixes it, its destination. */
+struct cgt_jump {
+	uint64_t dst;
+	uint8_t kind;		/* enum cgt_jump_kind */
+	uint8_t dst_known;	/* 0: computed at run time (a return, an indirect jump) */
 };
 
 static inline int cgt_op_is_exit(unsigned kind)
@@ -217,7 +239,8 @@ static inline int cgt_op_is_guarded(unsigned kind)
 /* Ops whose executions carry a value in the events stream. */
 static inline int cgt_op_has_value(unsigned kind)
 {
-	return (kind >= CGT_OP_READ && kind <= CGT_OP_WRITE_GUARDED) || kind == CGT_OP_INDIRECT;
+	return (kind >= CGT_OP_READ && kind <= CGT_OP_WRITE_GUARDED) || kind == CGT_OP_INDIRECT ||
+	       kind == CGT_OP_SP;
 }
 
 struct cgt_insn {
@@ -255,6 +278,9 @@ struct cgt_block {
 	/* same indexing: the outcomes of the prefix's conditional branches
 	   (the last 64), the last in bit 0 */
 	uint64_t *cond_outcomes;
+	/* Same indexing: how each exit jumps, [0] the block's end; NULL where
+	   the trace does not say (version 2 and older, the pt backend). */
+	struct cgt_jump *jumps;
 	uint32_t segment;	/* encoder: last_value belongs to this segment */
 };
 
@@ -412,6 +438,37 @@ int cgt_unmap_decode(uint64_t *start, uint64_t *size, const struct cgt_record *r
 
 int cgt_end_encode(struct cgt_buf *b, const struct cgt_trace_end *end);
 int cgt_end_decode(struct cgt_trace_end *end, const struct cgt_record *rec, struct cgt_error *e);
+
+/* Something that happened to a thread between two of its executions, in
+   stream order: a client request (Callgrind's or Cachegrind's) or a
+   signal handler's start or end. */
+enum cgt_mark_kind {
+	CGT_MARK_NONE = 0,
+	CGT_MARK_REQUEST = 1,
+	CGT_MARK_SIGNAL_DELIVERED = 2,	/* its handler runs next */
+	CGT_MARK_SIGNAL_RETURNED = 3,	/* the interrupted code goes on */
+};
+
+#define CGT_REQUEST_TEXT_MAX 4096
+
+struct cgt_mark {
+	enum cgt_mark_kind kind;
+	uint32_t tid;
+	uint32_t code;		/* a request's: 0x4354nnnn Callgrind's, 0x4347nnnn Cachegrind's */
+	uint32_t signo;		/* a signal's */
+	int alt_stack;		/* a delivered signal's handler runs on the alternate stack */
+	char *text;		/* a request's string (CALLGRIND_DUMP_STATS_AT's), else ""; malloc'd */
+};
+
+int cgt_mark_encode(struct cgt_buf *b, const struct cgt_mark *m);
+/* A REQUEST or SIGNAL record into *m (whose text it frees first). */
+int cgt_mark_decode(struct cgt_mark *m, const struct cgt_record *rec, struct cgt_error *e);
+void cgt_mark_free(struct cgt_mark *m);
+/* The record type that holds m. */
+static inline unsigned cgt_mark_record_type(const struct cgt_mark *m)
+{
+	return m->kind == CGT_MARK_REQUEST ? CGT_REC_REQUEST : CGT_REC_SIGNAL;
+}
 
 const char *cgt_record_type_name(unsigned type);
 
@@ -676,16 +733,18 @@ struct cgt_block_table {
 
 void cgt_block_table_free(struct cgt_block_table *t);
 
-/* Validates a block description and adds a copy with id t->n. */
+/* Validates a block description and adds a copy with id t->n.  jumps:
+   n_exits + 1 of them ([0] the block's end, [k] exit k), or NULL. */
 int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns, uint32_t n_insns,
-			const struct cgt_op *ops, uint32_t n_ops, uint32_t map_epoch,
-			const char **why);
+			const struct cgt_op *ops, uint32_t n_ops, const struct cgt_jump *jumps,
+			uint32_t map_epoch, const char **why);
 
 /* Appends the definition of block id to a BLOCKS payload. */
 int cgt_blocks_encode(struct cgt_buf *b, const struct cgt_block *blk);
-/* Decodes a BLOCKS payload into t; map_epoch is stamped on each block. */
-int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, uint32_t map_epoch,
-		      struct cgt_error *e);
+/* Decodes a BLOCKS payload of a trace of format version into t; map_epoch
+   is stamped on each block. */
+int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, uint32_t version,
+		      uint32_t map_epoch, struct cgt_error *e);
 
 /* One execution, as the events codec sees it. */
 struct cgt_exec {

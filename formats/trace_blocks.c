@@ -28,6 +28,7 @@ void cgt_block_table_free(struct cgt_block_table *t)
 static const char *check_block(const struct cgt_insn *insns, uint32_t n_insns,
 			       const struct cgt_op *ops, uint32_t n_ops)
 {
+	_Static_assert(CGT_OP_KIND_COUNT == 11, "the message below");
 	uint32_t next_insn = 0;
 
 	_Static_assert(CGT_BLOCK_MAX_INSNS == 512 && CGT_BLOCK_MAX_OPS == 4096, "the messages");
@@ -41,7 +42,7 @@ static const char *check_block(const struct cgt_insn *insns, uint32_t n_insns,
 	for (uint32_t k = 0; k < n_ops; k++) {
 		const struct cgt_op *op = &ops[k];
 		if (op->kind >= CGT_OP_KIND_COUNT)
-			return "op kinds 0-9";
+			return "op kinds 0-10";
 		if (op->kind == CGT_OP_INSN) {
 			if (op->insn != next_insn)
 				return "instruction ops in order";
@@ -53,6 +54,8 @@ static const char *check_block(const struct cgt_insn *insns, uint32_t n_insns,
 			return "access sizes of 1 byte to 1 MiB";
 		if (op->kind == CGT_OP_INDIRECT && k != n_ops - 1)
 			return "an indirect branch only as the last op";
+		if (op->kind == CGT_OP_SP && k != 1)
+			return "the stack pointer only as the second op";
 	}
 	if (next_insn != n_insns)
 		return "one instruction op per instruction";
@@ -60,9 +63,11 @@ static const char *check_block(const struct cgt_insn *insns, uint32_t n_insns,
 }
 
 /* The size of a block's one allocation (cgt_block_table_add). */
-static size_t block_bytes(uint32_t n_insns, uint32_t n_ops, uint32_t n_exits, uint32_t n_values)
+static size_t block_bytes(uint32_t n_insns, uint32_t n_ops, uint32_t n_exits, uint32_t n_values,
+			  int jumps)
 {
 	return sizeof(struct cgt_block) + (n_values + n_exits + 1) * sizeof(uint64_t) +
+	       (jumps ? (n_exits + 1) * sizeof(struct cgt_jump) + 8 : 0) +
 	       n_insns * sizeof(struct cgt_insn) + (n_exits + 1) * sizeof(struct cgt_prefix_counts) +
 	       n_ops * sizeof(struct cgt_op) + (3 * n_exits + 2 + n_values) * sizeof(uint32_t) + 8;
 }
@@ -78,8 +83,8 @@ static void count_exits_values(const struct cgt_op *ops, uint32_t n_ops, uint32_
 }
 
 int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns, uint32_t n_insns,
-			const struct cgt_op *ops, uint32_t n_ops, uint32_t map_epoch,
-			const char **why)
+			const struct cgt_op *ops, uint32_t n_ops, const struct cgt_jump *jumps,
+			uint32_t map_epoch, const char **why)
 {
 	uint32_t n_exits = 0, n_values = 0;
 	struct cgt_block *b;
@@ -88,6 +93,11 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 	if (*why != NULL)
 		return -cgt_err_corrupt;
 	count_exits_values(ops, n_ops, &n_exits, &n_values);
+	for (uint32_t k = 0; jumps != NULL && k <= n_exits; k++)
+		if (jumps[k].kind >= CGT_JUMP_KIND_COUNT || jumps[k].dst_known > 1) {
+			*why = "jump kinds 0-5";
+			return -cgt_err_corrupt;
+		}
 	if (t->n == t->cap) {
 		uint32_t cap = t->cap ? t->cap * 2 : 1024;
 		struct cgt_block **blocks = realloc(t->blocks, cap * sizeof(*blocks));
@@ -98,7 +108,7 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 	}
 
 	/* One allocation per block; the 8-byte members come first. */
-	size_t size = block_bytes(n_insns, n_ops, n_exits, n_values);
+	size_t size = block_bytes(n_insns, n_ops, n_exits, n_values, jumps != NULL);
 	b = calloc(1, size);
 	if (b == NULL)
 		return -cgt_err_nomem;
@@ -112,6 +122,10 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 	b->insns = (struct cgt_insn *)(((uintptr_t)(b->exit_ops + n_exits) + 7) & ~(uintptr_t)7);
 	b->prefix_counts = (struct cgt_prefix_counts *)(b->insns + n_insns);
 	b->ops = (struct cgt_op *)(b->prefix_counts + n_exits + 1);
+	if (jumps != NULL) {
+		b->jumps = (struct cgt_jump *)(((uintptr_t)(b->ops + n_ops) + 7) & ~(uintptr_t)7);
+		memcpy(b->jumps, jumps, (n_exits + 1) * sizeof(*jumps));
+	}
 	memcpy(b->insns, insns, n_insns * sizeof(*insns));
 	memcpy(b->ops, ops, n_ops * sizeof(*ops));
 
@@ -158,10 +172,19 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 	return 0;
 }
 
+/* The address after the instruction exit k (0: the block's end) leaves
+   from: a jump's destination is coded from it. */
+static uint64_t exit_next(const struct cgt_insn *insns, uint32_t n_insns, const struct cgt_op *ops,
+			  const uint32_t *exit_ops, uint32_t k)
+{
+	const struct cgt_insn *in = &insns[k == 0 ? n_insns - 1 : ops[exit_ops[k - 1]].insn];
+	return in->addr + in->len;
+}
+
 int cgt_blocks_encode(struct cgt_buf *buf, const struct cgt_block *blk)
 {
 	size_t worst = 3 * CGT_VARINT_MAX + blk->n_insns * (CGT_VARINT_MAX + 1) +
-		       blk->n_ops * (1 + CGT_VARINT_MAX);
+		       blk->n_ops * (1 + CGT_VARINT_MAX) + 1 + (blk->n_exits + 1) * (1 + CGT_VARINT_MAX);
 	uint8_t *p = cgt_buf_reserve(buf, worst);
 	uint64_t expected = 0;
 
@@ -184,23 +207,65 @@ int cgt_blocks_encode(struct cgt_buf *buf, const struct cgt_block *blk)
 		if (is_data_op(blk->ops[k].kind))
 			p = cgt_put_varint(p, blk->ops[k].size);
 	}
+	*p++ = blk->jumps != NULL;
+	for (uint32_t k = 0; blk->jumps != NULL && k <= blk->n_exits; k++) {
+		const struct cgt_jump *j = &blk->jumps[k];
+		*p++ = (uint8_t)(j->kind | j->dst_known << 7);
+		if (j->dst_known)
+			p = cgt_put_svarint(p, (int64_t)(j->dst - exit_next(blk->insns, blk->n_insns, blk->ops,
+									       blk->exit_ops, k)));
+	}
 	buf->len = (size_t)(p - buf->data);
 	return 0;
 }
 
-int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, uint32_t map_epoch,
-		      struct cgt_error *e)
+/* A version 3 block's jumps (TRACE-FORMAT.md): 1 if it has them, 0 if
+   not, negative on error. */
+static int decode_jumps(struct cursor *c, const struct cgt_insn *insns, uint32_t n_insns,
+			const struct cgt_op *ops, uint32_t n_ops, struct cgt_jump *jumps)
+{
+	uint32_t exit_ops[CGT_BLOCK_MAX_OPS], n_exits = 0;
+	uint8_t has;
+	int rc = cursor_u8(c, &has, "whether the block's jumps follow (0 or 1)");
+	if (rc == 0 && has > 1)
+		rc = cursor_fail(c, "whether the block's jumps follow (0 or 1)");
+	if (rc < 0 || !has)
+		return rc;
+	for (uint32_t k = 0; k < n_ops; k++)
+		if (cgt_op_is_exit(ops[k].kind))
+			exit_ops[n_exits++] = k;
+	for (uint32_t k = 0; k <= n_exits && rc == 0; k++) {
+		uint8_t b;
+		rc = cursor_u8(c, &b, "a jump kind");
+		if (rc < 0)
+			break;
+		jumps[k] = (struct cgt_jump){ 0, b & 0x7f, b >> 7 };
+		if (jumps[k].kind >= CGT_JUMP_KIND_COUNT)
+			return cursor_fail(c, "a jump kind 0-5");
+		if (jumps[k].dst_known) {
+			int64_t delta = 0;
+			rc = cursor_svarint(c, &delta, "a jump's destination");
+			jumps[k].dst = exit_next(insns, n_insns, ops, exit_ops, k) + (uint64_t)delta;
+		}
+	}
+	return rc < 0 ? rc : 1;
+}
+
+int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, uint32_t version,
+		      uint32_t map_epoch, struct cgt_error *e)
 {
 	struct cursor c;
 	struct cgt_insn *insns = NULL;
 	struct cgt_op *ops = NULL;
+	struct cgt_jump *jumps = NULL;
 	int rc = 0;
 
 	cursor_init(&c, rec, e);
 	if (!cursor_done(&c)) {
 		insns = malloc(CGT_BLOCK_MAX_INSNS * sizeof(*insns));
 		ops = malloc(CGT_BLOCK_MAX_OPS * sizeof(*ops));
-		if (insns == NULL || ops == NULL)
+		jumps = malloc((CGT_BLOCK_MAX_OPS + 1) * sizeof(*jumps));
+		if (insns == NULL || ops == NULL || jumps == NULL)
 			rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
 	while (!cursor_done(&c) && rc == 0) {
@@ -257,12 +322,26 @@ int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, u
 				ops[k].size = (uint32_t)size;
 			}
 		}
+		/* Before the checks of cgt_block_table_add: the jumps are coded
+		   from instruction addresses, which must exist. */
+		const char *why = rc == 0 ? check_block(insns, (uint32_t)n_insns, ops, (uint32_t)n_ops) : NULL;
+		if (why != NULL) {
+			c.p = block_start;
+			char what[128];
+			snprintf(what, sizeof(what), "a well-formed block (%s)", why);
+			rc = cursor_fail(&c, what);
+		}
+		int has_jumps = 0;
+		if (rc == 0 && version >= 3) {
+			has_jumps = decode_jumps(&c, insns, (uint32_t)n_insns, ops, (uint32_t)n_ops, jumps);
+			rc = has_jumps < 0 ? has_jumps : 0;
+		}
 		if (rc < 0)
 			break;
 		uint32_t n_exits, n_values;
 		count_exits_values(ops, (uint32_t)n_ops, &n_exits, &n_values);
 		uint64_t need = t->bytes + block_bytes((uint32_t)n_insns, (uint32_t)n_ops, n_exits,
-						       n_values) + sizeof(*t->blocks);
+						       n_values, has_jumps) + sizeof(*t->blocks);
 		if (need > cgt_memory_allowed(rec)) {
 			c.p = block_start;
 			char what[256];
@@ -275,9 +354,8 @@ int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, u
 			rc = cursor_fail(&c, what);
 			break;
 		}
-		const char *why;
-		rc = cgt_block_table_add(t, insns, (uint32_t)n_insns, ops, (uint32_t)n_ops, map_epoch,
-					 &why);
+		rc = cgt_block_table_add(t, insns, (uint32_t)n_insns, ops, (uint32_t)n_ops,
+					 has_jumps ? jumps : NULL, map_epoch, &why);
 		if (rc == -cgt_err_nomem) {
 			rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 		} else if (rc < 0) {
@@ -289,5 +367,6 @@ int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, u
 	}
 	free(insns);
 	free(ops);
+	free(jumps);
 	return rc;
 }

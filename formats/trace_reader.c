@@ -410,10 +410,11 @@ int cgt_frame_next_record(struct cgt_frame *f, struct cgt_record *rec, struct cg
 	unsigned type = *p++;
 	uint64_t len;
 
-	if (type < CGT_REC_HEADER || type > CGT_REC_SEGMENT)
+	_Static_assert(CGT_REC_SIGNAL == 13, "the message below");
+	if (type < CGT_REC_HEADER || type > CGT_REC_SIGNAL)
 		return cgt_fail(e, cgt_err_corrupt,
 				"%s: stream offset %llu (frame at byte offset %llu): expected a record "
-				"type 1-11, found %u",
+				"type 1-13, found %u",
 				f->path, (unsigned long long)at, (unsigned long long)f->file_offset, type);
 	if (cgt_get_varint(&p, end, &len) < 0 || len > CGT_RECORD_MAX ||
 	    len > (uint64_t)(end - p))

@@ -41,6 +41,8 @@ const char *cgt_record_type_name(unsigned type)
 	case CGT_REC_AUX: return "AUX";
 	case CGT_REC_IMAGE: return "IMAGE";
 	case CGT_REC_SEGMENT: return "SEGMENT";
+	case CGT_REC_REQUEST: return "REQUEST";
+	case CGT_REC_SIGNAL: return "SIGNAL";
 	default: return "unknown";
 	}
 }
@@ -375,4 +377,67 @@ int cgt_end_decode(struct cgt_trace_end *end, const struct cgt_record *rec, stru
 	end->kind = (uint32_t)kind;
 	end->code = (int32_t)cgt_unzigzag(code);
 	return rc;
+}
+
+int cgt_mark_encode(struct cgt_buf *b, const struct cgt_mark *m)
+{
+	int rc = put_varint(b, m->tid);
+	if (m->kind == CGT_MARK_REQUEST) {
+		if (rc == 0)
+			rc = put_varint(b, m->code);
+		return rc < 0 ? rc : put_string(b, m->text);
+	}
+	if (rc == 0)
+		rc = put_varint(b, m->signo);
+	uint8_t tail[2] = { m->kind == CGT_MARK_SIGNAL_DELIVERED ? 1 : 2, (uint8_t)(m->alt_stack != 0) };
+	return rc < 0 ? rc : put_raw(b, tail, 2);
+}
+
+int cgt_mark_decode(struct cgt_mark *m, const struct cgt_record *rec, struct cgt_error *e)
+{
+	struct cursor c;
+	uint8_t what = 0, alt = 0;
+
+	free(m->text);
+	memset(m, 0, sizeof(*m));
+	cursor_init(&c, rec, e);
+	int rc = cursor_u32(&c, &m->tid, "a thread id");
+	if (rec->type == CGT_REC_REQUEST) {
+		m->kind = CGT_MARK_REQUEST;
+		if (rc == 0)
+			rc = cursor_u32(&c, &m->code, "a request code");
+		if (rc == 0)
+			rc = cursor_string(&c, &m->text, CGT_REQUEST_TEXT_MAX,
+					   "a request's text (at most 4096 bytes)");
+	} else {
+		if (rc == 0)
+			rc = cursor_u32(&c, &m->signo, "a signal number");
+		if (rc == 0)
+			rc = cursor_u8(&c, &what, "1 (delivered) or 2 (returned)");
+		if (rc == 0 && what != 1 && what != 2) {
+			c.p--;
+			rc = cursor_fail(&c, "1 (delivered) or 2 (returned)");
+		}
+		if (rc == 0)
+			rc = cursor_u8(&c, &alt, "whether on the alternate stack (0 or 1)");
+		if (rc == 0 && alt > 1) {
+			c.p--;
+			rc = cursor_fail(&c, "whether on the alternate stack (0 or 1)");
+		}
+		m->kind = what == 1 ? CGT_MARK_SIGNAL_DELIVERED : CGT_MARK_SIGNAL_RETURNED;
+		m->alt_stack = alt;
+		if (rc == 0 && (m->text = strdup("")) == NULL)
+			rc = cgt_fail(e, cgt_err_nomem, "out of memory");
+	}
+	if (rc == 0 && !cursor_done(&c))
+		rc = cursor_fail(&c, "the end of the record");
+	if (rc < 0)
+		cgt_mark_free(m);
+	return rc;
+}
+
+void cgt_mark_free(struct cgt_mark *m)
+{
+	free(m->text);
+	memset(m, 0, sizeof(*m));
 }

@@ -331,7 +331,7 @@ static struct cgt_block *block_for(struct converter *c, const struct pending *p)
 	else if (ends_in_indirect(p))
 		ops[n_ops++] = (struct cgt_op){ CGT_OP_INDIRECT, 0, (uint16_t)(p->n - 1), 0 };
 	const char *why;
-	if (cgt_block_table_add(&c->table, insns, p->n, ops, n_ops, 0, &why) < 0)
+	if (cgt_block_table_add(&c->table, insns, p->n, ops, n_ops, NULL, 0, &why) < 0)
 		return NULL;
 	struct cgt_block *blk = c->table.blocks[c->table.n - 1];
 	if (cgt_map_put(&c->blocks, key, (void *)(uintptr_t)(blk->id + 1)) < 0)

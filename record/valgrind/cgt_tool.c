@@ -183,10 +183,18 @@ typedef struct {
    UChar len;
 } Insn;
 
+/* How an exit jumps: the facts a call graph is made of. */
+typedef struct {
+   UChar kind;         /* CGT_RAW_JUMP_* */
+   UChar dst_known;
+   Addr  dst;
+} Jump;
+
 typedef struct {
    Insn n_insn_buf[MAX_INSNS];
    Op   ops[MAX_OPS];
-   Int  n_insns, n_ops;
+   Jump jumps[MAX_OPS + 1];   /* [0] the block's end, [k] exit k */
+   Int  n_insns, n_ops, n_exits;
    Int  last_queued;   /* Cachegrind's last queued event, -1 after a flush */
 } BlockDesc;
 
@@ -247,11 +255,41 @@ static UInt slot_size(UChar kind)
    case CGT_RAW_OP_READ:
    case CGT_RAW_OP_WRITE:
    case CGT_RAW_OP_MODIFY:
-   case CGT_RAW_OP_INDIRECT:      return 8;
+   case CGT_RAW_OP_INDIRECT:
+   case CGT_RAW_OP_SP:            return 8;
    case CGT_RAW_OP_READ_GUARDED:
    case CGT_RAW_OP_WRITE_GUARDED: return 9;
    default:                       return 1;   /* exits: guard byte */
    }
+}
+
+static UChar jump_kind(IRJumpKind jk)
+{
+   switch (jk) {
+   case Ijk_Boring:       return CGT_RAW_JUMP_BORING;
+   case Ijk_Call:         return CGT_RAW_JUMP_CALL;
+   case Ijk_Ret:          return CGT_RAW_JUMP_RETURN;
+   case Ijk_ClientReq:    return CGT_RAW_JUMP_CLIENT_REQ;
+   case Ijk_Sys_syscall:
+   case Ijk_Sys_int32:
+   case Ijk_Sys_int128:
+   case Ijk_Sys_int129:
+   case Ijk_Sys_int130:
+   case Ijk_Sys_int145:
+   case Ijk_Sys_int210:
+   case Ijk_Sys_sysenter: return CGT_RAW_JUMP_SYSCALL;
+   default:               return CGT_RAW_JUMP_OTHER;
+   }
+}
+
+static Jump jump_to(IRJumpKind jk, const IRExpr* dst)
+{
+   Jump j = { jump_kind(jk), 0, 0 };
+   if (dst->tag == Iex_Const) {
+      j.dst_known = 1;
+      j.dst = (Addr)dst->Iex.Const.con->Ico.U64;
+   }
+   return j;
 }
 
 static void describe_block(IRSB* sbIn, Int first, Addr block_addr)
@@ -259,6 +297,7 @@ static void describe_block(IRSB* sbIn, Int first, Addr block_addr)
    IRTypeEnv* tyenv = sbIn->tyenv;
    desc.n_insns = 0;
    desc.n_ops = 0;
+   desc.n_exits = 0;
    desc.last_queued = -1;
    Addr cia = 0;
    UInt isize = 0;
@@ -277,6 +316,11 @@ static void describe_block(IRSB* sbIn, Int first, Addr block_addr)
          desc.n_insns++;
          add_op(CGT_RAW_OP_INSN, i, 0, NULL);
          desc.last_queued = desc.n_ops - 1;
+         /* Read before the first instruction changes it: where the
+            replay's call stack stands (Callgrind reads it at every
+            block's entry). */
+         if (desc.n_insns == 1)
+            add_op(CGT_RAW_OP_SP, i, 0, NULL);
          break;
       case Ist_WrTmp: {
          IRExpr* data = st->Ist.WrTmp.data;
@@ -341,6 +385,7 @@ static void describe_block(IRSB* sbIn, Int first, Addr block_addr)
             kind = (sea == cia + isize) ? CGT_RAW_OP_COND_INV : CGT_RAW_OP_COND;
          }
          add_op(kind, i, 0, st->Ist.Exit.guard);
+         desc.jumps[++desc.n_exits] = jump_to(jk, IRExpr_Const(st->Ist.Exit.dst));
          desc.last_queued = -1;
          break;
       }
@@ -352,6 +397,7 @@ static void describe_block(IRSB* sbIn, Int first, Addr block_addr)
    if ((sbIn->jumpkind == Ijk_Boring || sbIn->jumpkind == Ijk_Call)
        && sbIn->next->tag == Iex_RdTmp)
       add_op(CGT_RAW_OP_INDIRECT, sbIn->stmts_used, 0, sbIn->next);
+   desc.jumps[0] = jump_to(sbIn->jumpkind, sbIn->next);
 
    UInt offset = 4;   /* after the block id */
    for (Int k = 0; k < desc.n_ops; k++) {
@@ -364,7 +410,7 @@ static void describe_block(IRSB* sbIn, Int first, Addr block_addr)
 
 static void send_block(UInt id)
 {
-   UInt len = 12 + desc.n_insns * 9 + desc.n_ops * 8;
+   UInt len = 12 + desc.n_insns * 9 + desc.n_ops * 8 + (desc.n_exits + 1) * 10;
    UChar* p = reserve(8 + len);
    p = put_u32(p, CGT_RAW_BLOCK);
    p = put_u32(p, len);
@@ -380,6 +426,11 @@ static void send_block(UInt id)
       p = put_u8(p, 0);
       p = put_u16(p, desc.ops[k].insn);
       p = put_u32(p, desc.ops[k].size);
+   }
+   for (Int k = 0; k <= desc.n_exits; k++) {
+      p = put_u8(p, desc.jumps[k].kind);
+      p = put_u8(p, desc.jumps[k].dst_known);
+      p = put_u64(p, desc.jumps[k].dst);
    }
 }
 
@@ -419,11 +470,19 @@ static void commit_bytes(IRSB* sb, IRTemp base, UInt n)
                                   slot_addr(sb, base, n)));
 }
 
+/* The guest state's offset of the stack pointer. */
+static Int sp_offset;
+
 static void emit_op_stores(IRSB* sb, IRTemp base, const Op* op)
 {
    switch (op->kind) {
    case CGT_RAW_OP_INSN:
       break;
+   case CGT_RAW_OP_SP: {
+      IRTemp sp = assign(sb, Ity_I64, IRExpr_Get(sp_offset, Ity_I64));
+      store_slot(sb, base, op->offset, IRExpr_RdTmp(sp));
+      break;
+   }
    case CGT_RAW_OP_READ:
    case CGT_RAW_OP_WRITE:
    case CGT_RAW_OP_MODIFY:
@@ -450,7 +509,8 @@ static IRSB* cgt_instrument(VgCallbackClosure* closure, IRSB* sbIn,
                             const VexArchInfo* archinfo_host,
                             IRType gWordTy, IRType hWordTy)
 {
-   (void)layout; (void)vge; (void)archinfo_host;
+   (void)vge; (void)archinfo_host;
+   sp_offset = layout->offset_SP;
    if (gWordTy != Ity_I64 || hWordTy != Ity_I64)
       VG_(tool_panic)("cgtrace supports 64-bit guests only");
 
@@ -588,6 +648,69 @@ static void on_post_syscall(ThreadId tid, UInt syscallno, UWord* args, UInt nArg
    (void)tid; (void)syscallno; (void)args; (void)nArgs; (void)res;
 }
 
+/* Client requests and signals: where they happened in the stream, for
+   the replay (Callgrind dumps, zeroes and toggles at its requests, and
+   gives a signal handler a call stack of its own). */
+
+#define TOOL_REQUEST(a, b) ((UWord)(a) << 24 | (UWord)(b) << 16)
+#define CALLGRIND_DUMP_STATS_AT 0x43540003u
+#define MAX_REQUEST_TEXT 4096
+
+/* Copies the client's string at a (up to MAX_REQUEST_TEXT bytes) into to,
+   as far as it is readable: its length. */
+static UInt client_string(Addr a, HChar* to)
+{
+   UInt n = 0;
+   while (n < MAX_REQUEST_TEXT) {
+      if ((n == 0 || ((a + n) & 0xfff) == 0)
+          && !VG_(am_is_valid_for_client)(a + n, 1, VKI_PROT_READ))
+         break;
+      HChar c = *(const HChar*)(a + n);
+      if (c == '\0')
+         break;
+      to[n++] = c;
+   }
+   return n;
+}
+
+static Bool on_client_request(ThreadId tid, UWord* args, UWord* ret)
+{
+   UWord base = args[0] & 0xffff0000u;
+   if (base != TOOL_REQUEST('C', 'T') && base != TOOL_REQUEST('C', 'G'))
+      return False;
+   static HChar text[MAX_REQUEST_TEXT];
+   UInt n = args[0] == CALLGRIND_DUMP_STATS_AT && args[1] != 0
+            ? client_string((Addr)args[1], text) : 0;
+   UChar* p = reserve(16 + n);
+   p = put_u32(p, CGT_RAW_REQUEST);
+   p = put_u32(p, 8 + n);
+   p = put_u32(p, tid);
+   p = put_u32(p, (UInt)args[0]);
+   VG_(memcpy)(p, text, n);
+   *ret = 0;
+   return True;
+}
+
+static void send_signal(ThreadId tid, Int signo, UInt what, Bool alt_stack)
+{
+   UChar* p = reserve(14);
+   p = put_u32(p, CGT_RAW_SIGNAL);
+   p = put_u32(p, tid);
+   p = put_u32(p, (UInt)signo);
+   p = put_u8(p, what);
+   put_u8(p, alt_stack ? 1 : 0);
+}
+
+static void on_signal_delivered(ThreadId tid, Int signo, Bool alt_stack)
+{
+   send_signal(tid, signo, 1, alt_stack);
+}
+
+static void on_signal_returned(ThreadId tid, Int signo)
+{
+   send_signal(tid, signo, 2, False);
+}
+
 /* A forked child runs on under Valgrind with a copy of our state and the
    same shared buffers.  Its events must not be mixed into the parent's
    stream: it stops recording (the parent still owns the buffers). */
@@ -710,6 +833,9 @@ static void cgt_pre_clo_init(void)
    VG_(track_change_mem_mprotect)(on_mprotect);
    VG_(track_die_mem_munmap)(on_munmap);
    VG_(atfork)(NULL, NULL, on_fork_child);
+   VG_(needs_client_requests)(on_client_request);
+   VG_(track_pre_deliver_signal)(on_signal_delivered);
+   VG_(track_post_deliver_signal)(on_signal_returned);
    VG_(needs_syscall_wrapper)(on_pre_syscall, on_post_syscall);
 }
 

@@ -26,7 +26,10 @@
  *                             Valgrind thread tid.
  *   CGT_RAW_UNMAP             u64 start, u64 length.
  *   CGT_RAW_HELLO, _BLOCK,    u32 payload length, then the payload
- *   _MAP, _FINI               (layouts below).
+ *   _MAP, _FINI, _REQUEST     (layouts below).
+ *   CGT_RAW_SIGNAL            u32 tid, u32 signal number, u8 1 delivered
+ *                             (then u8 1 on an alternate stack) or 2
+ *                             returned (then u8 0).
  *
  * Dynamic slots per op kind:
  *   INSN                      none
@@ -35,6 +38,7 @@
  *   WRITE_GUARDED             written even when the guard is 0)
  *   EXIT, COND, COND_INV      u8 guard (1: the exit was taken)
  *   INDIRECT                  u64 target
+ *   SP                        u64 the stack pointer
  *
  * HELLO payload: u32 protocol version, u32 largest guest register size
  *   (bytes), then how VEX makes blocks: u32 guest max instructions, u32
@@ -42,18 +46,24 @@
  *   string (rest of payload).
  * BLOCK payload: u32 id, u32 n_insns, u32 n_ops,
  *   n_insns x { u64 address, u8 length },
- *   n_ops   x { u8 kind, u8 reserved, u16 insn index, u32 size }.
+ *   n_ops   x { u8 kind, u8 reserved, u16 insn index, u32 size },
+ *   then the jumps of the block's end and of each exit op, in order:
+ *   (1 + exits) x { u8 jump kind, u8 1 if the destination is known,
+ *   u64 destination }.
  * MAP payload: u64 start, u64 length, u64 file offset, u32 prot
  *   (1 read, 2 write, 4 exec), then the path (rest of payload).
  * FINI payload: u32 1 if the program called exit or exit_group, else 0
  *   (it was killed by a signal); i32 the code it passed.
+ * REQUEST payload: u32 tid, u32 the request's code (Callgrind's and
+ *   Cachegrind's: 'C','T' and 'C','G'), then its text (rest of payload:
+ *   CALLGRIND_DUMP_STATS_AT's string, else empty).
  */
 #ifndef CGTRACE_VG_PROTOCOL_H
 #define CGTRACE_VG_PROTOCOL_H
 
 #define CGT_RAW_MAGIC       "CGTRAW\0\1"
 #define CGT_RAW_MAGIC_LEN   8
-#define CGT_RAW_VERSION     2
+#define CGT_RAW_VERSION     3
 
 #define CGT_RAW_CONTROL     0xFFFFFF00u
 #define CGT_RAW_THREAD      0xFFFFFF01u
@@ -62,6 +72,8 @@
 #define CGT_RAW_MAP         0xFFFFFF04u
 #define CGT_RAW_UNMAP       0xFFFFFF05u
 #define CGT_RAW_FINI        0xFFFFFF06u
+#define CGT_RAW_REQUEST     0xFFFFFF07u
+#define CGT_RAW_SIGNAL      0xFFFFFF08u
 
 /* Op kinds; the same numbering is used in the trace file (TRACE-FORMAT.md). */
 #define CGT_RAW_OP_INSN           0
@@ -74,6 +86,15 @@
 #define CGT_RAW_OP_COND           7   /* conditional branch: taken = guard */
 #define CGT_RAW_OP_COND_INV       8   /* conditional branch: taken = !guard */
 #define CGT_RAW_OP_INDIRECT       9   /* indirect jump or call at block end */
+#define CGT_RAW_OP_SP            10   /* the stack pointer at block entry */
+
+/* Jump kinds, numbered as in the trace file. */
+#define CGT_RAW_JUMP_BORING       0
+#define CGT_RAW_JUMP_CALL         1
+#define CGT_RAW_JUMP_RETURN       2
+#define CGT_RAW_JUMP_SYSCALL      3
+#define CGT_RAW_JUMP_CLIENT_REQ   4
+#define CGT_RAW_JUMP_OTHER        5
 
 /* Upper bound of one block's definition and of one execution record;
    the tool keeps this much slack in its buffer. */

@@ -21,8 +21,13 @@ _Static_assert(CGT_RAW_OP_INSN == CGT_OP_INSN && CGT_RAW_OP_READ == CGT_OP_READ 
 		       CGT_RAW_OP_WRITE_GUARDED == CGT_OP_WRITE_GUARDED &&
 		       CGT_RAW_OP_EXIT == CGT_OP_EXIT && CGT_RAW_OP_COND == CGT_OP_COND &&
 		       CGT_RAW_OP_COND_INV == CGT_OP_COND_INV &&
-		       CGT_RAW_OP_INDIRECT == CGT_OP_INDIRECT,
+		       CGT_RAW_OP_INDIRECT == CGT_OP_INDIRECT && CGT_RAW_OP_SP == CGT_OP_SP,
 	       "the tool's op kinds are the trace's op kinds");
+_Static_assert(CGT_RAW_JUMP_BORING == CGT_JUMP_BORING && CGT_RAW_JUMP_CALL == CGT_JUMP_CALL &&
+		       CGT_RAW_JUMP_RETURN == CGT_JUMP_RETURN && CGT_RAW_JUMP_SYSCALL == CGT_JUMP_SYSCALL &&
+		       CGT_RAW_JUMP_CLIENT_REQ == CGT_JUMP_CLIENT_REQUEST &&
+		       CGT_RAW_JUMP_OTHER == CGT_JUMP_OTHER,
+	       "the tool's jump kinds are the trace's");
 
 /* An EVENTS or BLOCKS record is written once it holds this much. */
 #define RECORD_TARGET (256 * 1024)
@@ -186,14 +191,15 @@ static int on_block(struct converter *c, const uint8_t *p, uint32_t len)
 	if (len < 12)
 		return bad_item(c, "a short block description");
 	uint32_t id = le32(p), n_insns = le32(p + 4), n_ops = le32(p + 8);
-	if (id != c->blocks.n || n_insns > 4096 || n_ops > 65536 ||
-	    len != 12 + (uint64_t)n_insns * 9 + (uint64_t)n_ops * 8)
+	uint64_t ops_end = 12 + (uint64_t)n_insns * 9 + (uint64_t)n_ops * 8;
+	if (id != c->blocks.n || n_insns > 4096 || n_ops > 65536 || len < ops_end)
 		return bad_item(c, "a malformed block description");
 
 	struct cgt_insn *insns = malloc((n_insns + 1) * sizeof(*insns));
 	struct cgt_op *ops = malloc((n_ops + 1) * sizeof(*ops));
+	struct cgt_jump *jumps = malloc((n_ops + 1) * sizeof(*jumps));
 	int rc = 0;
-	if (insns == NULL || ops == NULL) {
+	if (insns == NULL || ops == NULL || jumps == NULL) {
 		rc = nomem(c);
 		goto out;
 	}
@@ -202,14 +208,22 @@ static int on_block(struct converter *c, const uint8_t *p, uint32_t len)
 		insns[i].addr = le64(q);
 		insns[i].len = q[8];
 	}
+	uint32_t n_exits = 0;
 	for (uint32_t k = 0; k < n_ops; k++, q += 8) {
 		ops[k].kind = q[0];
 		ops[k].reserved = 0;
 		ops[k].insn = (uint16_t)(q[2] | q[3] << 8);
 		ops[k].size = le32(q + 4);
+		n_exits += cgt_op_is_exit(ops[k].kind);
 	}
+	if (len != ops_end + (n_exits + 1) * 10) {
+		rc = bad_item(c, "a malformed block description");
+		goto out;
+	}
+	for (uint32_t k = 0; k <= n_exits; k++, q += 10)
+		jumps[k] = (struct cgt_jump){ le64(q + 2), q[0], q[1] };
 	const char *why;
-	rc = cgt_block_table_add(&c->blocks, insns, n_insns, ops, n_ops, c->map_epoch, &why);
+	rc = cgt_block_table_add(&c->blocks, insns, n_insns, ops, n_ops, jumps, c->map_epoch, &why);
 	if (rc == -cgt_err_nomem) {
 		rc = nomem(c);
 		goto out;
@@ -234,6 +248,7 @@ static int on_block(struct converter *c, const uint8_t *p, uint32_t len)
 out:
 	free(insns);
 	free(ops);
+	free(jumps);
 	return rc;
 }
 
@@ -284,6 +299,38 @@ static int on_thread(struct converter *c, uint32_t tid)
 		return 0;
 	c->tid = tid;
 	return flush_pending(c);	/* an EVENTS record holds one thread */
+}
+
+/* A client request or a signal, between the executions before and after
+   it. */
+static int on_mark(struct converter *c, const struct cgt_mark *m)
+{
+	struct cgt_buf b = { 0 };
+	int rc = cgt_mark_encode(&b, m) < 0 ? nomem(c) : put_record(c, cgt_mark_record_type(m), &b);
+	cgt_buf_free(&b);
+	return rc;
+}
+
+static int on_request(struct converter *c, const uint8_t *p, uint32_t len)
+{
+	if (len < 8 || len > 8 + CGT_REQUEST_TEXT_MAX)
+		return bad_item(c, "a malformed client request");
+	char *text = strndup((const char *)p + 8, len - 8);
+	if (text == NULL)
+		return nomem(c);
+	struct cgt_mark m = { CGT_MARK_REQUEST, le32(p), le32(p + 4), 0, 0, text };
+	int rc = on_mark(c, &m);
+	free(text);
+	return rc;
+}
+
+static int on_signal(struct converter *c, const uint8_t *p)
+{
+	if (p[8] != 1 && p[8] != 2)
+		return bad_item(c, "a malformed signal");
+	struct cgt_mark m = { p[8] == 1 ? CGT_MARK_SIGNAL_DELIVERED : CGT_MARK_SIGNAL_RETURNED,
+			      le32(p), 0, le32(p + 4), p[9], NULL };
+	return on_mark(c, &m);
 }
 
 /* One execution: the block id is read; its slots follow. */
@@ -352,11 +399,13 @@ static int parse_buffer(struct converter *c)
 				return bad_item(c, "an execution before its hello");
 			c->p += 4;
 			rc = on_exec(c, code);
-		} else if (code == CGT_RAW_THREAD || code == CGT_RAW_UNMAP) {
-			size_t n = code == CGT_RAW_THREAD ? 8 : 20;
+		} else if (code == CGT_RAW_THREAD || code == CGT_RAW_UNMAP || code == CGT_RAW_SIGNAL) {
+			size_t n = code == CGT_RAW_THREAD ? 8 : code == CGT_RAW_UNMAP ? 20 : 14;
 			if (avail < n)
 				return bad_item(c, "a truncated item");
-			rc = code == CGT_RAW_THREAD ? on_thread(c, le32(c->p + 4)) : on_unmap(c, c->p + 4);
+			rc = code == CGT_RAW_THREAD ? on_thread(c, le32(c->p + 4))
+			     : code == CGT_RAW_UNMAP ? on_unmap(c, c->p + 4)
+						     : on_signal(c, c->p + 4);
 			c->p += n;
 		} else {
 			uint32_t len = avail >= 8 ? le32(c->p + 4) : 0;
@@ -367,6 +416,7 @@ static int parse_buffer(struct converter *c)
 			case CGT_RAW_HELLO: rc = on_hello(c, payload, len); break;
 			case CGT_RAW_BLOCK: rc = on_block(c, payload, len); break;
 			case CGT_RAW_MAP: rc = on_map(c, payload, len); break;
+			case CGT_RAW_REQUEST: rc = on_request(c, payload, len); break;
 			case CGT_RAW_FINI:
 				if (len != 8)
 					return bad_item(c, "a malformed fini");

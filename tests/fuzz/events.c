@@ -181,7 +181,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (cgt_frame_next_record(&f, &rec, &e) > 0) {
 		uint64_t history;
 		if (rec.type == CGT_REC_BLOCKS) {
-			if (cgt_blocks_decode(&t, &rec, epoch, &e) < 0)
+			if (cgt_blocks_decode(&t, &rec, CGT_TRACE_VERSION, epoch, &e) < 0)
 				break;
 		} else if (rec.type == CGT_REC_MODULE || rec.type == CGT_REC_UNMAP) {
 			epoch++;

@@ -111,7 +111,7 @@ static struct cgt_block *block_of(struct collapsed *c, const struct insn_exec *x
 	if (x->indirect)
 		ops[n++] = (struct cgt_op){ CGT_OP_INDIRECT, 0, 0, 0 };
 	const char *why;
-	if (cgt_block_table_add(&c->table, &insn, 1, ops, n, 0, &why) < 0) {
+	if (cgt_block_table_add(&c->table, &insn, 1, ops, n, NULL, 0, &why) < 0) {
 		fprintf(stderr, "pt-synth: a bad block at %#llx: %s\n", (unsigned long long)x->ip, why);
 		exit(1);
 	}

@@ -94,6 +94,10 @@ def main():
 
     for line in sys.stdin:
         fields = line.split()
+        if fields and fields[0] == "#":  # a client request or a signal
+            continue
+        if "->" in fields:  # how the block was left: nothing to simulate
+            fields = fields[:fields.index("->")]
         if not fields:
             continue
         if not fields[0].startswith("T") or len(fields) % 2 != 1:
@@ -104,7 +108,7 @@ def main():
                 addr, size = value.split(":")
                 reference("Dw" if kind == "W" else "Dr", d1, int(addr, 16),
                           min(int(size), min_line))
-            elif kind not in ("R-", "W-", "Bc", "Bi"):
+            elif kind not in ("R-", "W-", "Bc", "Bi", "SP"):
                 sys.exit("refsim: unknown access '%s' in: %s" % (kind, line.rstrip()))
 
     if l2 is None:

@@ -24,7 +24,7 @@ static void table_derives_exits_values_and_counts(void)
 {
 	struct cgt_block_table t = { 0 };
 	const char *why;
-	CHECK(cgt_block_table_add(&t, insns, 3, ops, 9, 5, &why) == 0);
+	CHECK(cgt_block_table_add(&t, insns, 3, ops, 9, NULL, 5, &why) == 0);
 	const struct cgt_block *b = t.blocks[0];
 	CHECK_EQ(b->n_exits, 2);
 	CHECK_EQ(b->exit_ops[0], 2);
@@ -52,17 +52,17 @@ static void malformed_blocks_are_refused(void)
 
 	memcpy(bad, ops, sizeof(ops));
 	bad[1].insn = 1;	/* refers to an instruction not begun */
-	CHECK(cgt_block_table_add(&t, insns, 3, bad, 9, 0, &why) < 0);
+	CHECK(cgt_block_table_add(&t, insns, 3, bad, 9, NULL, 0, &why) < 0);
 	memcpy(bad, ops, sizeof(ops));
 	bad[1].size = 0;
-	CHECK(cgt_block_table_add(&t, insns, 3, bad, 9, 0, &why) < 0);
+	CHECK(cgt_block_table_add(&t, insns, 3, bad, 9, NULL, 0, &why) < 0);
 	memcpy(bad, ops, sizeof(ops));
 	bad[4].kind = CGT_OP_INDIRECT;	/* not last */
-	CHECK(cgt_block_table_add(&t, insns, 3, bad, 9, 0, &why) < 0);
+	CHECK(cgt_block_table_add(&t, insns, 3, bad, 9, NULL, 0, &why) < 0);
 	memcpy(bad, ops, sizeof(ops));
 	bad[3].kind = 42;
-	CHECK(cgt_block_table_add(&t, insns, 3, bad, 9, 0, &why) < 0);
-	CHECK(cgt_block_table_add(&t, insns, 3, ops, 2, 0, &why) < 0);	/* too few ops */
+	CHECK(cgt_block_table_add(&t, insns, 3, bad, 9, NULL, 0, &why) < 0);
+	CHECK(cgt_block_table_add(&t, insns, 3, ops, 2, NULL, 0, &why) < 0);	/* too few ops */
 	CHECK_EQ(t.n, 0);
 	cgt_block_table_free(&t);
 }
@@ -74,12 +74,12 @@ static void blocks_round_trip(void)
 	struct cgt_error e;
 	const char *why;
 
-	CHECK(cgt_block_table_add(&a, insns, 3, ops, 9, 0, &why) == 0);
-	CHECK(cgt_block_table_add(&a, insns, 2, ops, 7, 0, &why) == 0);
+	CHECK(cgt_block_table_add(&a, insns, 3, ops, 9, NULL, 0, &why) == 0);
+	CHECK(cgt_block_table_add(&a, insns, 2, ops, 7, NULL, 0, &why) == 0);
 	CHECK(cgt_blocks_encode(&buf, a.blocks[0]) == 0);
 	CHECK(cgt_blocks_encode(&buf, a.blocks[1]) == 0);
 	struct cgt_record rec = record_of(&buf, CGT_REC_BLOCKS);
-	CHECK(cgt_blocks_decode(&b, &rec, 7, &e) == 0);
+	CHECK(cgt_blocks_decode(&b, &rec, CGT_TRACE_VERSION, 7, &e) == 0);
 	CHECK_EQ(b.n, 2);
 	for (uint32_t i = 0; i < 2 && b.n == 2; i++) {
 		CHECK_EQ(b.blocks[i]->n_insns, a.blocks[i]->n_insns);
@@ -97,11 +97,98 @@ static void blocks_round_trip(void)
 		CHECK_EQ(b.blocks[i]->map_epoch, 7);
 	}
 	/* decoding the same ids again is refused: ids are consecutive */
-	CHECK(cgt_blocks_decode(&b, &rec, 7, &e) < 0);
+	CHECK(cgt_blocks_decode(&b, &rec, CGT_TRACE_VERSION, 7, &e) < 0);
 	CHECK(strstr(e.msg, "block id 2") != NULL);
 	cgt_buf_free(&buf);
 	cgt_block_table_free(&a);
 	cgt_block_table_free(&b);
+}
+
+/* Jumps (version 3): the block's end and each exit, destinations coded
+   from the address after the exit's instruction, and back; a version 2
+   record has none; a bad kind is refused with where it is. */
+static void jumps_round_trip(void)
+{
+	/* the end: a return; exit 1 (insn 0): a branch back; exit 2 (insn 1):
+	   a call far ahead */
+	const struct cgt_jump jumps[3] = { { 0, CGT_JUMP_RETURN, 0 },
+					   { 0xf00, CGT_JUMP_BORING, 1 },
+					   { 0x7fff00001000, CGT_JUMP_CALL, 1 } };
+	struct cgt_block_table a = { 0 }, b = { 0 }, old = { 0 };
+	struct cgt_buf buf = { 0 }, plain = { 0 };
+	struct cgt_error e;
+	const char *why;
+
+	CHECK(cgt_block_table_add(&a, insns, 3, ops, 9, jumps, 0, &why) == 0);
+	CHECK(cgt_block_table_add(&a, insns, 3, ops, 9, NULL, 0, &why) == 0);
+	CHECK(cgt_blocks_encode(&buf, a.blocks[0]) == 0);
+	CHECK(cgt_blocks_encode(&buf, a.blocks[1]) == 0);
+	struct cgt_record rec = record_of(&buf, CGT_REC_BLOCKS);
+	CHECK(cgt_blocks_decode(&b, &rec, 3, 0, &e) == 0);
+	CHECK_EQ(b.n, 2);
+	for (uint32_t k = 0; b.n == 2 && b.blocks[0]->jumps != NULL && k < 3; k++) {
+		CHECK_EQ(b.blocks[0]->jumps[k].kind, jumps[k].kind);
+		CHECK_EQ(b.blocks[0]->jumps[k].dst_known, jumps[k].dst_known);
+		CHECK_EQ(b.blocks[0]->jumps[k].dst, jumps[k].dst);
+	}
+	CHECK(b.n == 2 && b.blocks[0]->jumps != NULL && b.blocks[1]->jumps == NULL);
+
+	/* version 2: no has_jumps byte */
+	CHECK(cgt_block_table_add(&old, insns, 3, ops, 9, NULL, 0, &why) == 0);
+	CHECK(cgt_blocks_encode(&plain, old.blocks[0]) == 0);
+	cgt_block_table_free(&old);
+	plain.len--;
+	rec = record_of(&plain, CGT_REC_BLOCKS);
+	CHECK(cgt_blocks_decode(&old, &rec, 2, 0, &e) == 0);
+	CHECK(old.n == 1 && old.blocks[0]->jumps == NULL);
+	cgt_block_table_free(&old);
+	CHECK(cgt_blocks_decode(&old, &rec, 3, 0, &e) < 0);	/* read as 3: cut short */
+
+	/* a kind beyond 5, in a table and in a record (the byte after
+	   has_jumps: the end's kind) */
+	struct cgt_jump bad[3];
+	memcpy(bad, jumps, sizeof(bad));
+	bad[1].kind = CGT_JUMP_KIND_COUNT;
+	CHECK(cgt_block_table_add(&a, insns, 3, ops, 9, bad, 0, &why) < 0);
+	buf.len = 0;
+	CHECK(cgt_blocks_encode(&buf, a.blocks[0]) == 0);
+	CHECK_EQ(buf.data[plain.len], 1);
+	buf.data[plain.len + 1] = 6;
+	cgt_block_table_free(&b);
+	rec = record_of(&buf, CGT_REC_BLOCKS);
+	CHECK(cgt_blocks_decode(&b, &rec, 3, 0, &e) < 0);
+	CHECK(strstr(e.msg, "BLOCKS record: expected a jump kind 0-5") != NULL);
+	cgt_buf_free(&buf);
+	cgt_buf_free(&plain);
+	cgt_block_table_free(&a);
+	cgt_block_table_free(&b);
+	cgt_block_table_free(&old);
+}
+
+/* REQUEST and SIGNAL records: round trip, and a bad byte refused. */
+static void marks_round_trip(void)
+{
+	struct cgt_mark req = { CGT_MARK_REQUEST, 3, 0x43540003, 0, 0, "after-region" };
+	struct cgt_mark sig = { CGT_MARK_SIGNAL_DELIVERED, 1, 0, 12, 1, NULL };
+	struct cgt_mark m = { 0 };
+	struct cgt_buf a = { 0 }, b = { 0 };
+	struct cgt_error e;
+
+	CHECK(cgt_mark_encode(&a, &req) == 0);
+	struct cgt_record rec = record_of(&a, CGT_REC_REQUEST);
+	CHECK(cgt_mark_decode(&m, &rec, &e) == 0);
+	CHECK(m.kind == CGT_MARK_REQUEST && m.tid == 3 && m.code == 0x43540003);
+	CHECK(m.text != NULL && strcmp(m.text, "after-region") == 0);
+	CHECK(cgt_mark_encode(&b, &sig) == 0);
+	rec = record_of(&b, CGT_REC_SIGNAL);
+	CHECK(cgt_mark_decode(&m, &rec, &e) == 0);
+	CHECK(m.kind == CGT_MARK_SIGNAL_DELIVERED && m.tid == 1 && m.signo == 12 && m.alt_stack == 1);
+	b.data[b.len - 2] = 3;	/* neither delivered nor returned */
+	CHECK(cgt_mark_decode(&m, &rec, &e) < 0);
+	CHECK(strstr(e.msg, "SIGNAL record: expected 1 (delivered) or 2 (returned)") != NULL);
+	cgt_mark_free(&m);
+	cgt_buf_free(&a);
+	cgt_buf_free(&b);
 }
 
 /* One execution, its values copied to out: 1, 0 at the end, negative. */
@@ -123,8 +210,8 @@ static void events_round_trip(void)
 	uint64_t in[9], out[9], scratch[9];
 
 	struct cgt_events_state state = { 0 };
-	CHECK(cgt_block_table_add(&enc, insns, 3, ops, 9, 0, &why) == 0);
-	CHECK(cgt_block_table_add(&dec, insns, 3, ops, 9, 0, &why) == 0);
+	CHECK(cgt_block_table_add(&enc, insns, 3, ops, 9, NULL, 0, &why) == 0);
+	CHECK(cgt_block_table_add(&dec, insns, 3, ops, 9, NULL, 0, &why) == 0);
 	CHECK(cgt_events_state_sync(&state, &dec) == 0);
 	cgt_events_state_reset(&state);
 	CHECK(cgt_events_begin(&buf, 3) == 0);
@@ -196,8 +283,8 @@ static void segments_restart_deltas_and_carry_history(void)
 	struct cgt_events_cursor c;
 	struct cgt_exec x = { 0 };
 
-	CHECK(cgt_block_table_add(&enc, insns, 3, ops, 9, 0, &why) == 0);
-	CHECK(cgt_block_table_add(&dec, insns, 3, ops, 9, 0, &why) == 0);
+	CHECK(cgt_block_table_add(&enc, insns, 3, ops, 9, NULL, 0, &why) == 0);
+	CHECK(cgt_block_table_add(&dec, insns, 3, ops, 9, NULL, 0, &why) == 0);
 	/* the conditional branches of each prefix, the last in bit 0: exit 1
 	   is the COND_INV (not taken when left by it); ran to the end, it was
 	   taken (inverted, exit not taken) */
@@ -271,8 +358,8 @@ static void unguarded_values_by_every_path(void)
 	uint64_t scratch[3];
 	const char *why;
 
-	CHECK(cgt_block_table_add(&enc, insns, 3, plain, 6, 0, &why) == 0);
-	CHECK(cgt_block_table_add(&dec, insns, 3, plain, 6, 0, &why) == 0);
+	CHECK(cgt_block_table_add(&enc, insns, 3, plain, 6, NULL, 0, &why) == 0);
+	CHECK(cgt_block_table_add(&dec, insns, 3, plain, 6, NULL, 0, &why) == 0);
 	CHECK(cgt_events_state_sync(&state, &dec) == 0);
 	cgt_events_state_reset(&state);
 	CHECK(cgt_events_begin(&buf, 1) == 0);
@@ -303,7 +390,7 @@ static void bad_events_are_refused(void)
 	struct cgt_exec x = { 0 };
 	struct cgt_events_state state = { 0 };
 
-	CHECK(cgt_block_table_add(&t, insns, 3, ops, 9, 0, &why) == 0);
+	CHECK(cgt_block_table_add(&t, insns, 3, ops, 9, NULL, 0, &why) == 0);
 	CHECK(cgt_events_state_sync(&state, &t) == 0);
 	/* tid 0, then block 5 (undefined) */
 	uint8_t undefined[] = { 0, 5 << 2 };
@@ -335,7 +422,7 @@ static void bad_events_are_refused(void)
    payload. */
 static void put_exit_block(struct cgt_buf *b, uint32_t id, uint32_t n_exits)
 {
-	uint8_t *p = cgt_buf_reserve(b, 4 * CGT_VARINT_MAX + 2 + n_exits);
+	uint8_t *p = cgt_buf_reserve(b, 4 * CGT_VARINT_MAX + 3 + n_exits);
 	p = cgt_put_varint(p, id);
 	p = cgt_put_varint(p, 1);
 	p = cgt_put_varint(p, 1 + n_exits);
@@ -343,7 +430,8 @@ static void put_exit_block(struct cgt_buf *b, uint32_t id, uint32_t n_exits)
 	*p++ = 4;
 	*p++ = CGT_OP_INSN;
 	memset(p, CGT_OP_EXIT, n_exits);
-	b->len = (size_t)(p + n_exits - b->data);
+	p[n_exits] = 0;	/* no jumps */
+	b->len = (size_t)(p + n_exits + 1 - b->data);
 }
 
 /* 512 instructions and 4096 ops a block, the most the producers write. */
@@ -360,23 +448,23 @@ static void blocks_are_at_most_what_producers_write(void)
 		many[i] = (struct cgt_insn){ 0x1000 + i, 1 };
 		many_ops[i] = (struct cgt_op){ CGT_OP_INSN, 0, (uint16_t)i, 0 };
 	}
-	CHECK(cgt_block_table_add(&t, many, 512, many_ops, 512, 0, &why) == 0);
-	CHECK(cgt_block_table_add(&t, many, 513, many_ops, 513, 0, &why) < 0);
+	CHECK(cgt_block_table_add(&t, many, 512, many_ops, 512, NULL, 0, &why) == 0);
+	CHECK(cgt_block_table_add(&t, many, 513, many_ops, 513, NULL, 0, &why) < 0);
 	for (uint32_t k = 1; k < 4097; k++)
 		many_ops[k] = (struct cgt_op){ CGT_OP_EXIT, 0, 0, 0 };
-	CHECK(cgt_block_table_add(&t, many, 1, many_ops, 4096, 0, &why) == 0);
-	CHECK(cgt_block_table_add(&t, many, 1, many_ops, 4097, 0, &why) < 0);
+	CHECK(cgt_block_table_add(&t, many, 1, many_ops, 4096, NULL, 0, &why) == 0);
+	CHECK(cgt_block_table_add(&t, many, 1, many_ops, 4097, NULL, 0, &why) < 0);
 	CHECK_EQ(t.n, 2);
 	cgt_block_table_free(&t);
 
 	/* in a BLOCKS record: 4095 exits pass, 4096 do not */
 	put_exit_block(&buf, 0, 4095);
 	struct cgt_record rec = record_of(&buf, CGT_REC_BLOCKS);
-	CHECK(cgt_blocks_decode(&t, &rec, 0, &e) == 0);
+	CHECK(cgt_blocks_decode(&t, &rec, CGT_TRACE_VERSION, 0, &e) == 0);
 	buf.len = 0;
 	put_exit_block(&buf, 1, 4096);
 	rec = record_of(&buf, CGT_REC_BLOCKS);
-	CHECK(cgt_blocks_decode(&t, &rec, 0, &e) < 0);
+	CHECK(cgt_blocks_decode(&t, &rec, CGT_TRACE_VERSION, 0, &e) < 0);
 	CHECK(strstr(e.msg, "test: stream offset 2 (frame at byte offset 0): BLOCKS record: "
 			    "expected an op count (at most 4096)") != NULL);
 	CHECK_EQ(t.n, 1);
@@ -394,7 +482,7 @@ static void counts_beyond_the_record_are_refused(void)
 	uint8_t claim[] = { 0, 1, 0xa0, 0x1f, 0x80, 0x20, 4, CGT_OP_INSN };
 	struct cgt_record rec = { CGT_REC_BLOCKS, claim, sizeof(claim), 50, 7, "t.zst", 100 };
 
-	CHECK(cgt_blocks_decode(&t, &rec, 0, &e) < 0);
+	CHECK(cgt_blocks_decode(&t, &rec, CGT_TRACE_VERSION, 0, &e) < 0);
 	CHECK(strstr(e.msg, "t.zst: stream offset 54 (frame at byte offset 7): BLOCKS record: "
 			    "expected as many instructions and ops as the rest of the record can "
 			    "hold") != NULL);
@@ -416,7 +504,7 @@ static void block_memory_is_what_the_file_justifies(void)
 	struct cgt_record rec = record_of(&buf, CGT_REC_BLOCKS);
 	rec.frame_offset = 1000;
 	rec.frame_size = 200;	/* a file of 1200 bytes so far */
-	CHECK(cgt_blocks_decode(&t, &rec, 0, &e) < 0);
+	CHECK(cgt_blocks_decode(&t, &rec, CGT_TRACE_VERSION, 0, &e) < 0);
 	CHECK(strstr(e.msg, "BLOCKS record: expected block definitions that fit the memory a "
 			    "trace of this size can need (17084416 bytes: 16 MiB + 256 per byte "
 			    "of the file up to this frame's end)") != NULL);
@@ -426,7 +514,7 @@ static void block_memory_is_what_the_file_justifies(void)
 
 	/* the same from a file of 1 MiB: 272 MiB allowed */
 	rec.frame_size = (1 << 20) - 1000;
-	CHECK(cgt_blocks_decode(&t, &rec, 0, &e) == 0);
+	CHECK(cgt_blocks_decode(&t, &rec, CGT_TRACE_VERSION, 0, &e) == 0);
 	CHECK_EQ(t.n, 200);
 	cgt_buf_free(&buf);
 	cgt_block_table_free(&t);
@@ -434,10 +522,12 @@ static void block_memory_is_what_the_file_justifies(void)
 
 int main(void)
 {
-	PLAN(10);
+	PLAN(12);
 	RUN(table_derives_exits_values_and_counts);
 	RUN(malformed_blocks_are_refused);
 	RUN(blocks_round_trip);
+	RUN(jumps_round_trip);
+	RUN(marks_round_trip);
 	RUN(events_round_trip);
 	RUN(segments_restart_deltas_and_carry_history);
 	RUN(unguarded_values_by_every_path);

@@ -30,7 +30,7 @@ static void add_block(struct cgt_block_table *t, uint64_t pc)
 			ops[n++] = (struct cgt_op){ CGT_OP_READ, 0, (uint16_t)i, 8 };
 	}
 	ops[n++] = (struct cgt_op){ CGT_OP_COND, 0, (uint16_t)(n_insns - 1), 0 };
-	CHECK(cgt_block_table_add(t, insns, n_insns, ops, n, 0, &why) == 0);
+	CHECK(cgt_block_table_add(t, insns, n_insns, ops, n, NULL, 0, &why) == 0);
 }
 
 /* 120 EVENTS records; blocks 20-39 are defined before record 50 and

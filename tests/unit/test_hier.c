@@ -29,7 +29,7 @@ static void write_trace(const char *path, const uint64_t *addrs, size_t n_reads)
 	const char *why;
 
 	synth_open(&s, path, 8);
-	CHECK(cgt_block_table_add(&t, &insn, 1, ops, 2, 0, &why) == 0);
+	CHECK(cgt_block_table_add(&t, &insn, 1, ops, 2, NULL, 0, &why) == 0);
 	CHECK(cgt_blocks_encode(&s.b, t.blocks[0]) == 0);
 	put(s.w, CGT_REC_BLOCKS, &s.b);
 	CHECK(cgt_events_begin(&s.b, 1) == 0);

@@ -37,7 +37,7 @@ static void add_block(struct cgt_block_table *t, uint64_t pc)
 	}
 	ops[n++] = (struct cgt_op){ next() % 4 ? CGT_OP_COND : CGT_OP_INDIRECT, 0,
 				    (uint16_t)(n_insns - 1), 0 };
-	CHECK(cgt_block_table_add(t, insns, n_insns, ops, n, 0, &why) == 0);
+	CHECK(cgt_block_table_add(t, insns, n_insns, ops, n, NULL, 0, &why) == 0);
 }
 
 /* Writes a trace of 200 EVENTS records, about 9 segments (one, spanning
