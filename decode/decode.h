@@ -46,6 +46,15 @@ static inline __attribute__((always_inline)) int cgt_batch_next(struct cgt_batch
 	return cgt_events_next(&b->events, x, e);
 }
 
+/* The stack pointer at the entry of x, the batch's execution just read,
+   whose block has_sp (cgt_events_sp): for every such execution, in order,
+   or never. */
+static inline int cgt_batch_sp(struct cgt_batch *b, const struct cgt_exec *x, uint64_t *sp,
+			       struct cgt_error *e)
+{
+	return cgt_events_sp(&b->events, x, sp, e);
+}
+
 struct cgt_mapping {
 	struct cgt_module module;
 	uint32_t epoch_mapped;

@@ -393,6 +393,7 @@ int cgt_decode_worker_open(struct cgt_decoder *d, struct cgt_decode_worker **out
 	if (w == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	w->d = d;
+	w->state.version = cgt_reader_version(d->reader);
 	*out = w;
 	return 0;
 }

@@ -83,6 +83,9 @@ int cgt_trace_dump(FILE *out, FILE *warn, const char *path, const struct cgt_dec
 			const struct cgt_block *blk = x->block;
 			int open_line = 0;
 			uint32_t j = 0;	/* value ordinal */
+			uint64_t sp = 0;
+			if (blk->has_sp && (rc = cgt_batch_sp(&b, x, &sp, e)) < 0)
+				break;
 			for (uint32_t k = 0; k < x->n_ops; k++) {
 				const struct cgt_op *op = &blk->ops[k];
 				if (op->kind == CGT_OP_INSN) {
@@ -98,7 +101,9 @@ int cgt_trace_dump(FILE *out, FILE *warn, const char *path, const struct cgt_dec
 					printed++;
 				} else {
 					print_op(out, x, k,
-						 cgt_op_has_value(op->kind) ? x->values[j++] : 0);
+						 op->kind == CGT_OP_SP	     ? sp
+						 : cgt_op_has_value(op->kind) ? x->values[j++]
+									     : 0);
 				}
 			}
 			if (open_line && blk->jumps != NULL) {

@@ -69,6 +69,17 @@ static inline int cursor_u32(struct cursor *c, uint32_t *v, const char *what)
 	return rc;
 }
 
+/* Four bytes, little-endian (TRACE-FORMAT.md's u32). */
+static inline int cursor_u32le(struct cursor *c, uint32_t *v, const char *what)
+{
+	if (c->end - c->p < 4)
+		return cursor_fail(c, what);
+	*v = (uint32_t)c->p[0] | (uint32_t)c->p[1] << 8 | (uint32_t)c->p[2] << 16 |
+	     (uint32_t)c->p[3] << 24;
+	c->p += 4;
+	return 0;
+}
+
 static inline int cursor_u8(struct cursor *c, uint8_t *v, const char *what)
 {
 	if (c->p >= c->end)

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "varint.h"
+
 #define CGT_TRACE_MAGIC      "CGTRACE\n"
 #define CGT_TRACE_MAGIC_LEN  8
 #define CGT_TRACE_VERSION    3	/* written; versions 1 and 2 are still read */
@@ -203,7 +205,9 @@ enum cgt_op_kind {
 	CGT_OP_COND = 7,	/* conditional branch, may end the block */
 	CGT_OP_COND_INV = 8,	/* same, taken when the exit is not */
 	CGT_OP_INDIRECT = 9,	/* indirect jump or call, last op */
-	CGT_OP_SP = 10,		/* the stack pointer at the block's entry; op 1 */
+	/* the stack pointer at the block's entry, op 1: its values are a
+	   stream of their own (cgt_events_sp) */
+	CGT_OP_SP = 10,
 	CGT_OP_KIND_COUNT
 };
 
@@ -239,8 +243,7 @@ static inline int cgt_op_is_guarded(unsigned kind)
 /* Ops whose executions carry a value in the events stream. */
 static inline int cgt_op_has_value(unsigned kind)
 {
-	return (kind >= CGT_OP_READ && kind <= CGT_OP_WRITE_GUARDED) || kind == CGT_OP_INDIRECT ||
-	       kind == CGT_OP_SP;
+	return (kind >= CGT_OP_READ && kind <= CGT_OP_WRITE_GUARDED) || kind == CGT_OP_INDIRECT;
 }
 
 struct cgt_insn {
@@ -281,7 +284,9 @@ struct cgt_block {
 	/* Same indexing: how each exit jumps, [0] the block's end; NULL where
 	   the trace does not say (version 2 and older, the pt backend). */
 	struct cgt_jump *jumps;
+	uint64_t last_sp_change;	/* encoder: the stack pointer's, see cgt_events_sp */
 	uint32_t segment;	/* encoder: last_value belongs to this segment */
+	uint8_t has_sp;		/* ops[1] is CGT_OP_SP */
 };
 
 /* Marks a guarded access whose guard was false in a decoded value array. */
@@ -728,6 +733,12 @@ struct cgt_block_table {
 	   conditional branches encoded, the last in bit 0. */
 	uint32_t segment;
 	uint64_t cond_history;
+	/* The EVENTS record being written: its stack pointers (a stream of
+	   their own, appended by cgt_events_finish), the last of them, and
+	   where the length of its executions goes. */
+	struct cgt_buf sp_stream;
+	uint64_t last_sp;
+	size_t exec_bytes_at;
 	uint64_t bytes;		/* the memory its blocks take */
 };
 
@@ -772,7 +783,27 @@ static inline int cgt_exec_branch_taken(const struct cgt_exec *x, uint32_t k)
 }
 
 /* Starts an EVENTS payload for thread tid. */
-int cgt_events_begin(struct cgt_buf *b, uint32_t tid);
+int cgt_events_begin(struct cgt_buf *b, struct cgt_block_table *t, uint32_t tid);
+/* The stack pointer of the execution just encoded, whose block has_sp:
+   in a stream of its own, which simulating for Cachegrind never reads --
+   the change since the record's last stack pointer, from that change at
+   the block's last execution: mostly 0, where the stack pointer itself
+   varies with the call depth.  Inline: once per execution. */
+static inline int cgt_events_encode_sp(struct cgt_block_table *t, struct cgt_block *blk, uint64_t sp)
+{
+	uint8_t *q = cgt_buf_reserve(&t->sp_stream, CGT_VARINT_MAX);
+	if (q == NULL)
+		return -cgt_err_nomem;
+	uint64_t change = sp - t->last_sp;
+	q = cgt_put_svarint(q, (int64_t)(change - blk->last_sp_change));
+	t->sp_stream.len = (size_t)(q - t->sp_stream.data);
+	t->last_sp = sp;
+	blk->last_sp_change = change;
+	return 0;
+}
+/* Completes the EVENTS payload begun in b: before it is written, and
+   before the next cgt_events_begin with t. */
+int cgt_events_finish(struct cgt_buf *b, struct cgt_block_table *t);
 /* Appends one execution of blk (a block of t) that ended at exit number
    exit_ord (1-based among the block's exits; 0: ran to its end).
    values[j] is the value of value op j of the executed prefix
@@ -797,9 +828,11 @@ struct cgt_events_state {
 		   in 32 bytes; CGT_SLOW_EXIT when the block or the exit is
 		   not such (exit 3 always is: more follows). */
 		uint8_t values_in_prefix[4], ops_in_prefix[4];
+		uint8_t has_sp;
 	} *slots;			/* by block id */
 	uint32_t n_slots, cap_slots;	/* blocks this decoder may use */
 	uint32_t segment;		/* counts segments begun, from 1 */
+	uint32_t version;		/* of the trace format: how EVENTS are laid out */
 };
 
 /* Lets s use t's blocks (all of them: the caller makes sure t does not
@@ -821,6 +854,9 @@ struct cgt_events_cursor {
 	struct cgt_events_slot *slots;
 	uint32_t n_slots, segment;
 	uint32_t tid;
+	/* The record's stack pointers (version 3): the next, the end. */
+	const uint8_t *sp_p, *sp_end;
+	uint64_t last_sp;
 	/* room for the values of any block, for an execution whose values
 	   are not just the delta state's (guards, the payload's end) */
 	uint64_t *scratch;

@@ -21,6 +21,7 @@ void cgt_block_table_free(struct cgt_block_table *t)
 	for (uint32_t i = 0; i < t->n; i++)
 		free(t->blocks[i]);
 	free(t->blocks);
+	cgt_buf_free(&t->sp_stream);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -164,6 +165,7 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 	b->values_in_prefix[0] = b->n_values;
 	b->ops_in_prefix[0] = n_ops;
 	b->id = t->n;
+	b->has_sp = n_ops > 1 && ops[1].kind == CGT_OP_SP;
 	b->n_insns = n_insns;
 	b->n_ops = n_ops;
 	b->map_epoch = map_epoch;

@@ -15,9 +15,22 @@
 #include "trace.h"
 #include "varint.h"
 
-int cgt_events_begin(struct cgt_buf *b, uint32_t tid)
+int cgt_events_begin(struct cgt_buf *b, struct cgt_block_table *t, uint32_t tid)
 {
-	return put_varint(b, tid);
+	t->last_sp = 0;
+	t->sp_stream.len = 0;
+	int rc = put_varint(b, tid);
+	t->exec_bytes_at = b->len;
+	return rc < 0 ? rc : put_raw(b, "\0\0\0\0", 4);	/* the executions' length, later */
+}
+
+int cgt_events_finish(struct cgt_buf *b, struct cgt_block_table *t)
+{
+	size_t n = b->len - t->exec_bytes_at - 4;
+	uint8_t *at = b->data + t->exec_bytes_at;
+	for (int i = 0; i < 4; i++)
+		at[i] = (uint8_t)(n >> (8 * i));
+	return put_raw(b, t->sp_stream.data, t->sp_stream.len);
 }
 
 int cgt_events_encode(struct cgt_buf *b, struct cgt_block_table *t, struct cgt_block *blk,
@@ -29,6 +42,7 @@ int cgt_events_encode(struct cgt_buf *b, struct cgt_block_table *t, struct cgt_b
 		return -cgt_err_nomem;
 	if (blk->segment != t->segment) {
 		memset(blk->last_value, 0, blk->n_values * sizeof(uint64_t));
+		blk->last_sp_change = 0;
 		blk->segment = t->segment;
 	}
 	uint32_t conds = blk->prefix_counts[exit_ord].conds;
@@ -37,7 +51,17 @@ int cgt_events_encode(struct cgt_buf *b, struct cgt_block_table *t, struct cgt_b
 	p = cgt_put_varint(p, (uint64_t)blk->id << 2 | (exit_ord < 3 ? exit_ord : 3));
 	if (exit_ord >= 3)
 		p = cgt_put_varint(p, exit_ord - 3);
-	for (uint32_t j = 0; j < blk->values_in_prefix[exit_ord]; j++) {
+	const uint32_t n = blk->values_in_prefix[exit_ord];
+	uint64_t *last = blk->last_value;
+	if (blk->n_guarded == 0) {	/* the usual block: no op kind to look at */
+		for (uint32_t j = 0; j < n; j++) {
+			p = cgt_put_svarint(p, (int64_t)(values[j] - last[j]));
+			last[j] = values[j];
+		}
+		b->len = (size_t)(p - b->data);
+		return 0;
+	}
+	for (uint32_t j = 0; j < n; j++) {
 		uint32_t k = blk->value_ops[j];
 		uint64_t v = values[j];
 		if (cgt_op_is_guarded(blk->ops[k].kind)) {
@@ -60,14 +84,25 @@ int cgt_events_open(struct cgt_events_cursor *c, const struct cgt_record *rec,
 
 	cursor_init(&cur, rec, e);
 	int rc = cursor_bounded(&cur, &tid, UINT32_MAX, "a thread id");
+	uint32_t exec_bytes = (uint32_t)(cur.end - cur.p);
+	if (rc == 0 && s->version >= 3) {
+		rc = cursor_u32le(&cur, &exec_bytes, "the length of the executions");
+		if (rc == 0 && exec_bytes > (size_t)(cur.end - cur.p)) {
+			cur.p -= 4;
+			rc = cursor_fail(&cur, "the length of the executions, within the record");
+		}
+	}
 	if (rc < 0)
 		return rc;
 	c->p = cur.p;
-	c->end = cur.end;
+	c->end = cur.p + exec_bytes;
+	c->sp_p = c->end;	/* version 3: the stack pointers follow */
+	c->sp_end = cur.end;
 	c->slots = s->slots;
 	c->n_slots = s->n_slots;
 	c->segment = s->segment;
 	c->tid = (uint32_t)tid;
+	c->last_sp = 0;
 	c->scratch = scratch;
 	c->rec = rec;
 	return 0;
@@ -126,7 +161,7 @@ int cgt_events_state_sync(struct cgt_events_state *s, const struct cgt_block_tab
 			return -cgt_err_nomem;
 		const struct cgt_block *blk = t->blocks[id];
 		struct cgt_events_slot *slot = &s->slots[id];
-		*slot = (struct cgt_events_slot){ last, blk, 0, { 0 }, { 0 } };
+		*slot = (struct cgt_events_slot){ last, blk, 0, { 0 }, { 0 }, blk->has_sp };
 		int small = blk->n_guarded == 0 && blk->n_ops < CGT_SLOW_EXIT;
 		for (uint32_t k = 0; k < 4; k++) {
 			int fast = small && k < 3 && k <= blk->n_exits;

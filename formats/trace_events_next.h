@@ -69,7 +69,8 @@ cgt_events_next(struct cgt_events_cursor *c, struct cgt_exec *x, struct cgt_erro
 	}
 	uint64_t *last = slot->last;
 	if (__builtin_expect(slot->segment != c->segment, 0)) {
-		memset(last, 0, blk->n_values * sizeof(uint64_t));
+		/* and the stack pointer's state, after the values' */
+		memset(last, 0, (blk->n_values + 1) * sizeof(uint64_t));
 		slot->segment = c->segment;
 	}
 
@@ -117,6 +118,26 @@ cgt_events_next(struct cgt_events_cursor *c, struct cgt_exec *x, struct cgt_erro
 	x->values = values;
 	c->p = p;
 	return 1;
+}
+
+/* The stack pointer at the entry of x, the execution just decoded, whose
+   block has_sp (a stream of its own: consumers that do not need it never
+   read it).  Call it for every such execution, in order, or never.  0, or
+   negative on error (e set). */
+static inline int cgt_events_sp(struct cgt_events_cursor *c, const struct cgt_exec *x, uint64_t *sp,
+				struct cgt_error *e)
+{
+	const uint8_t *at = c->sp_p;
+	int64_t delta;
+	if (cgt_get_svarint(&c->sp_p, c->sp_end, &delta) < 0)
+		return cgt_events_fail_at(c->rec, at, "a stack pointer", e);
+	/* the change since the record's last one, from the change at the
+	   block's last execution (kept after the block's values) */
+	uint64_t *change = &c->slots[x->block_id].last[x->block->n_values];
+	*change += (uint64_t)delta;
+	c->last_sp += *change;
+	*sp = c->last_sp;
+	return 0;
 }
 
 #endif

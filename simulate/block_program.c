@@ -78,10 +78,6 @@ struct block_program *block_program_compile(const struct cgt_block *blk,
 			plan->exit_is_last_cond = o->branch_sim && op->kind != CGT_OP_EXIT;
 			break;
 		}
-		case CGT_OP_SP:	/* for call graphs; op 1, before every data op */
-			bp->first_data_value = 1;
-			values++;
-			break;
 		case CGT_OP_INDIRECT:
 			if (o->branch_sim) {
 				bp->prefixes[0].indirect = 1;

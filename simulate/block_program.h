@@ -53,7 +53,7 @@ struct cond_step {
 struct prefix_plan {
 	uint64_t executions;	/* left by this exit: the counter */
 	uint32_t n_fetches;	/* fetches[0 .. n_fetches) */
-	uint32_t n_data;	/* data references: see first_data_value */
+	uint32_t n_data;	/* data references: values[0 .. n_data) */
 	uint32_t n_conds;	/* conds[0 .. n_conds) */
 	/* The execution left by the last of those conditional branches
 	   (its exit was taken). */
@@ -69,9 +69,6 @@ struct block_program {
 	struct cond_step *conds;
 	uint32_t n_guarded;	/* guarded references among the data (slow path) */
 	uint32_t indirect_value;	/* index of the target among the values */
-	/* Data reference j is values[first_data_value + j]: 1 where the
-	   stack pointer comes first. */
-	uint32_t first_data_value;
 	uint64_t indirect_pc;
 	uint32_t indirect_op;
 	uint32_t max_refs;	/* fetches + data of the longest prefix */

@@ -860,7 +860,6 @@ static struct ref_program *compile(struct hier *h, const struct cgt_block *blk)
 			rp->in_prefix[++exits] = n;
 			break;
 		case CGT_OP_INDIRECT:
-		case CGT_OP_SP:
 			values++;
 			break;
 		}

@@ -332,7 +332,7 @@ static int run_batch(struct worker *w, struct segment *seg, struct ll_model *LL,
 			seg->insns += x->block->prefix_counts[x->exit].insns;
 		/* The plan read where used: a copy would be kept on the stack. */
 		struct prefix_plan *plan = &bp->prefixes[x->exit];
-		const uint64_t *v = x->values, *data = v + bp->first_data_value;
+		const uint64_t *v = x->values;
 		uint32_t n_miss = 0, events[2];
 		enum ref_outcome r;
 
@@ -351,23 +351,23 @@ static int run_batch(struct worker *w, struct segment *seg, struct ll_model *LL,
 		if (__builtin_expect(bp->n_guarded == 0, 1)) {
 			const uint8_t *sizes = bp->data_sizes;
 			for (uint32_t j = 0, n = plan->n_data; j < n; j++) {
-				r = cache_ref(&D1, data[j], sizes[j], events);
+				r = cache_ref(&D1, v[j], sizes[j], events);
 				if (__builtin_expect(r != REF_HIT, 0))
-					misses[n_miss++] = (struct l1_miss){ data[j], bp->data_ops[j], sizes[j],
+					misses[n_miss++] = (struct l1_miss){ v[j], bp->data_ops[j], sizes[j],
 									     D1_CACHE, r == REF_UNKNOWN,
 									     { events[0], events[1] } };
 			}
 		} else {
 			for (uint32_t j = 0, n = plan->n_data; j < n; j++) {
-				if (data[j] == CGT_NO_ACCESS)
+				if (v[j] == CGT_NO_ACCESS)
 					continue;
 				if (bp->data_guarded[j])
 					bp->op_counts[bp->data_ops[j]][OP_DONE]++;
 				if (!cache_sim)
 					continue;
-				r = cache_ref(&D1, data[j], bp->data_sizes[j], events);
+				r = cache_ref(&D1, v[j], bp->data_sizes[j], events);
 				if (r != REF_HIT)
-					misses[n_miss++] = (struct l1_miss){ data[j], bp->data_ops[j],
+					misses[n_miss++] = (struct l1_miss){ v[j], bp->data_ops[j],
 									     bp->data_sizes[j], D1_CACHE,
 									     r == REF_UNKNOWN,
 									     { events[0], events[1] } };

@@ -290,6 +290,8 @@ static int flush_events(struct converter *c)
 		return 0;
 	if (c->blocks_buf.len > 0)
 		rc = put(c, CGT_REC_BLOCKS, &c->blocks_buf);
+	if (rc == 0 && cgt_events_finish(&c->events_buf, &c->table) < 0)
+		rc = oom(c);
 	if (rc == 0)
 		rc = put(c, CGT_REC_EVENTS, &c->events_buf);
 	/* Nothing encoded is left unwritten: a segment may begin here. */
@@ -359,7 +361,7 @@ static int finish_block(struct converter *c, struct thread *t, uint64_t next)
 	}
 	if (c->events_buf.len == 0) {
 		c->events_tid = t->number;
-		if (cgt_events_begin(&c->events_buf, t->number) < 0)
+		if (cgt_events_begin(&c->events_buf, &c->table, t->number) < 0)
 			return oom(c);
 	}
 	if (cgt_events_encode(&c->events_buf, &c->table, blk, exit, p->values) < 0)

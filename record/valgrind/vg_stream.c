@@ -38,13 +38,17 @@ _Static_assert(CGT_RAW_JUMP_BORING == CGT_JUMP_BORING && CGT_RAW_JUMP_CALL == CG
 
 /* How one execution of a block is laid out in the tool's buffer: a slot
    per op that is not an instruction fetch. */
-enum slot_type { SLOT_VALUE, SLOT_GUARDED, SLOT_EXIT };
+enum slot_type { SLOT_VALUE, SLOT_GUARDED, SLOT_EXIT, SLOT_SP };
 
 struct raw_layout {
 	uint32_t n_slots;
 	uint32_t max_bytes;	/* of an execution that runs to the end */
 	uint8_t *type;
 	uint32_t *op;
+	/* [n_exits + 1]: executions left by each exit ([0] ran to the end),
+	   summed into the counts at the end (add_counts): one increment per
+	   execution instead of seven. */
+	uint64_t *execs;
 };
 
 struct converter {
@@ -110,6 +114,8 @@ static int flush_pending(struct converter *c)
 {
 	if (c->pending_type == 0)
 		return 0;
+	if (c->pending_type == CGT_REC_EVENTS && cgt_events_finish(&c->pending, &c->blocks) < 0)
+		return nomem(c);
 	int rc = cgt_writer_put(c->w, c->pending_type, c->pending.data, c->pending.len, c->e);
 	c->pending.len = 0;
 	c->pending_type = 0;
@@ -131,7 +137,7 @@ static int begin_pending(struct converter *c, unsigned type)
 	if (rc < 0)
 		return rc;
 	c->pending_type = type;
-	if (type == CGT_REC_EVENTS && cgt_events_begin(&c->pending, c->tid) < 0)
+	if (type == CGT_REC_EVENTS && cgt_events_begin(&c->pending, &c->blocks, c->tid) < 0)
 		return nomem(c);
 	return 0;
 }
@@ -170,15 +176,17 @@ static int add_layout(struct converter *c, const struct cgt_block *blk)
 	c->n_layouts = blk->id + 1;
 	l->type = malloc(blk->n_ops + 1);
 	l->op = malloc((blk->n_ops + 1) * sizeof(*l->op));
-	if (l->type == NULL || l->op == NULL)
+	l->execs = calloc(blk->n_exits + 1, sizeof(*l->execs));
+	if (l->type == NULL || l->op == NULL || l->execs == NULL)
 		return nomem(c);
 	for (uint32_t k = 0; k < blk->n_ops; k++) {
 		unsigned kind = blk->ops[k].kind;
 		if (kind == CGT_OP_INSN)
 			continue;
-		uint8_t type = cgt_op_is_exit(kind) ? SLOT_EXIT
+		uint8_t type = cgt_op_is_exit(kind)	 ? SLOT_EXIT
 			       : cgt_op_is_guarded(kind) ? SLOT_GUARDED
-							  : SLOT_VALUE;
+			       : kind == CGT_OP_SP	 ? SLOT_SP
+							 : SLOT_VALUE;
 		l->type[l->n_slots] = type;
 		l->op[l->n_slots++] = k;
 		l->max_bytes += type == SLOT_EXIT ? 1 : type == SLOT_GUARDED ? 9 : 8;
@@ -343,6 +351,7 @@ static int on_exec(struct converter *c, uint32_t id)
 	const uint8_t *p = c->p;
 	uint64_t *values = c->values;
 	uint32_t exit_ord = 0, exits = 0, j = 0;
+	uint64_t sp = 0;
 	int checked = (size_t)(c->end - p) < l->max_bytes;
 
 	for (uint32_t s = 0; s < l->n_slots; s++) {
@@ -354,6 +363,10 @@ static int on_exec(struct converter *c, uint32_t id)
 		switch (l->type[s]) {
 		case SLOT_VALUE:
 			values[j++] = le64(p);
+			p += 8;
+			break;
+		case SLOT_SP:
+			sp = le64(p);
 			p += 8;
 			break;
 		case SLOT_GUARDED:
@@ -374,14 +387,39 @@ done:
 	int rc = begin_pending(c, CGT_REC_EVENTS);
 	if (rc < 0)
 		return rc;
-	if (cgt_events_encode(&c->pending, &c->blocks, blk, exit_ord, values) < 0)
+	if (cgt_events_encode(&c->pending, &c->blocks, blk, exit_ord, values) < 0 ||
+	    (blk->has_sp && cgt_events_encode_sp(&c->blocks, blk, sp) < 0))
 		return nomem(c);
-	struct cgt_exec x = { .block = blk,
-			      .n_ops = blk->ops_in_prefix[exit_ord],
-			      .exit = exit_ord, .n_values = blk->values_in_prefix[exit_ord],
-			      .tid = c->tid, .block_id = blk->id, .values = values };
-	cgt_counts_add_exec(&c->res->counts, &x);
+	l->execs[exit_ord]++;
+	for (uint32_t j = 0; blk->n_guarded && j < blk->values_in_prefix[exit_ord]; j++) {
+		unsigned kind = blk->ops[blk->value_ops[j]].kind;
+		if (values[j] != CGT_NO_ACCESS) {
+			c->res->counts.reads += kind == CGT_OP_READ_GUARDED;
+			c->res->counts.writes += kind == CGT_OP_WRITE_GUARDED;
+		}
+	}
 	return 0;
+}
+
+/* The executions counted by exit into res->counts (cgt_counts_add_exec's
+   rules, guarded accesses aside: on_exec counts those). */
+static void add_counts(struct converter *c)
+{
+	struct cgt_trace_counts *n = &c->res->counts;
+	for (uint32_t id = 0; id < c->n_layouts; id++) {
+		const struct cgt_block *blk = c->blocks.blocks[id];
+		for (uint32_t k = 0; c->layouts[id].execs != NULL && k <= blk->n_exits; k++) {
+			uint64_t x = c->layouts[id].execs[k];
+			const struct cgt_prefix_counts *p = &blk->prefix_counts[k];
+			n->block_execs += x;
+			n->insns += x * p->insns;
+			n->reads += x * p->reads;
+			n->writes += x * p->writes;
+			n->modifies += x * p->modifies;
+			n->conds += x * p->conds;
+			n->indirects += x * p->indirects;
+		}
+	}
 }
 
 /* Parses one buffer of whole items. */
@@ -510,9 +548,11 @@ int vg_stream_convert(const struct vg_transport *t, struct cgt_writer *w,
 	int rc = convert(&c);
 	if (rc == 0)
 		rc = flush_pending(&c);
+	add_counts(&c);
 	for (uint32_t i = 0; i < c.n_layouts; i++) {
 		free(c.layouts[i].type);
 		free(c.layouts[i].op);
+		free(c.layouts[i].execs);
 	}
 	free(c.layouts);
 	free(c.values);

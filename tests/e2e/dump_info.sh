@@ -1,6 +1,6 @@
 # cgtrace dump and info on real traces.
 source "$(dirname "$0")/../lib.sh"
-plan 13
+plan 14
 
 clean_env "$CGTRACE" record -q -o true.zst -- /bin/true
 read -r ir dr dw <<<"$(info_counts true.zst)"
@@ -35,3 +35,11 @@ check_contains "info gives the format version and the segments" "format version 
 check_contains "info lists the program's module" "/usr/bin/true" "$info"
 check_contains "info shows the host's caches" "L1d" "$info"
 check_contains "info shows how the program ended" "exited with status 0" "$info"
+
+# The recorder's counts (the END record: executions counted by exit, the
+# guarded accesses one by one) are the decoded events' -- on a program with
+# masked loads and stores.
+clean_env "$CGTRACE" record -q -o avx2.zst -- "$PROGS/avx2" >/dev/null
+info=$("$CGTRACE" info avx2.zst)
+check "avx2: the END record's counts are the decoded events'" \
+	bash -c 'grep -q "instructions (Ir)" <<<"$1" && ! grep -q "counts differ" <<<"$1"' _ "$info"

@@ -118,11 +118,13 @@ def varint(p):
         if b < 0x80:
             return v, p
 
+version = int.from_bytes(d[8:12], "little")
 p = 16  # the stream header
 while p < len(d):
     kind, (length, payload) = d[p], varint(p + 1)
-    if kind == 5 and length > 4:  # EVENTS: a thread id, then executions
+    if kind == 5 and length > 8:  # EVENTS: a thread id, then executions
         _, first = varint(payload)
+        first += 4 if version >= 3 else 0  # their length
         d[first:first + 3] = b"\xff\xff\x7f"  # block id 2^19 - 1
         break
     p = payload + length

@@ -10,7 +10,8 @@
  * Every execution decoded is encoded again (cgt_events_encode, with the
  * blocks' encoder state) and the new payload decoded with a second delta
  * state: it must give the same executions, or the codec is not a round
- * trip and the target aborts.  Both states start each record from the
+ * trip and the target aborts (stack pointers included).  Both states
+ * start each record from the
  * first decoder's.  One thing does not round-trip by design: a guarded
  * value whose address is CGT_NO_ACCESS (2^64 - 1) reads back as a false
  * guard, so the comparison stops at the first such execution.
@@ -22,6 +23,7 @@
 struct decoded {
 	uint32_t block_id, exit, n_ops, n_values, tid;
 	uint64_t *values;
+	uint64_t sp;		/* where the block has_sp */
 };
 
 /* The executions compared: all, or up to the first ambiguous one. */
@@ -60,6 +62,9 @@ static long decode_all(const struct cgt_record *rec, struct cgt_events_state *s,
 	}
 	while ((rc = cgt_events_next(&c, &x, &e)) > 0) {
 		const struct cgt_block *blk = x.block;
+		uint64_t sp = 0;
+		if (blk->has_sp && (rc = cgt_events_sp(&c, &x, &sp, &e)) < 0)
+			break;
 		/* What a consumer relies on. */
 		if (blk != t->blocks[x.block_id] || x.exit > blk->n_exits || x.n_ops > blk->n_ops ||
 		    x.n_ops == 0 || x.n_values != blk->values_in_prefix[x.exit] ||
@@ -73,7 +78,7 @@ static long decode_all(const struct cgt_record *rec, struct cgt_events_state *s,
 				abort();
 		}
 		v[n] = (struct decoded){ x.block_id, x.exit, x.n_ops, x.n_values, x.tid,
-					 malloc((x.n_values + 1) * sizeof(uint64_t)) };
+					 malloc((x.n_values + 1) * sizeof(uint64_t)), sp };
 		if (v[n].values == NULL)
 			abort();
 		memcpy(v[n].values, x.values, x.n_values * sizeof(uint64_t));
@@ -106,11 +111,15 @@ static void resync(struct cgt_block_table *t, struct cgt_events_state *s,
 		struct cgt_block *blk = t->blocks[id];
 		struct cgt_events_slot *from = &s->slots[id], *to = &again->slots[id];
 		size_t bytes = blk->n_values * sizeof(uint64_t);
-		if (from->segment == s->segment)
+		if (from->segment == s->segment) {
 			memcpy(blk->last_value, from->last, bytes);
-		else
+			blk->last_sp_change = from->last[blk->n_values];
+		} else {
 			memset(blk->last_value, 0, bytes);
+			blk->last_sp_change = 0;
+		}
 		memcpy(to->last, blk->last_value, bytes);
+		to->last[blk->n_values] = blk->last_sp_change;
 		to->segment = again->segment;
 		blk->segment = t->segment;
 	}
@@ -134,11 +143,16 @@ static int round_trip(const struct cgt_record *rec, struct cgt_block_table *t,
 		return n < 0 ? -1 : 0;
 	}
 	struct cgt_buf b = { 0 };
-	if (cgt_events_begin(&b, v[0].tid) < 0)
+	if (cgt_events_begin(&b, t, v[0].tid) < 0)
 		abort();
-	for (long i = 0; i < good; i++)
-		if (cgt_events_encode(&b, t, t->blocks[v[i].block_id], v[i].exit, v[i].values) < 0)
+	for (long i = 0; i < good; i++) {
+		struct cgt_block *blk = t->blocks[v[i].block_id];
+		if (cgt_events_encode(&b, t, blk, v[i].exit, v[i].values) < 0 ||
+		    (blk->has_sp && cgt_events_encode_sp(t, blk, v[i].sp) < 0))
 			abort();
+	}
+	if (cgt_events_finish(&b, t) < 0)
+		abort();
 	struct cgt_record re = { CGT_REC_EVENTS, b.data, b.len, 0, 0, "re-encoded", 0 };
 	long limit = comparable < good ? comparable : good;
 	long m = decode_all(&re, again, t, &w);
@@ -147,7 +161,7 @@ static int round_trip(const struct cgt_record *rec, struct cgt_block_table *t,
 		abort();
 	for (long i = 0; i < limit; i++)
 		if (w[i].block_id != v[i].block_id || w[i].exit != v[i].exit ||
-		    w[i].n_values != v[i].n_values ||
+		    w[i].n_values != v[i].n_values || w[i].sp != v[i].sp ||
 		    memcmp(w[i].values, v[i].values, v[i].n_values * sizeof(uint64_t)) != 0)
 			abort();
 	free_decoded(v, good);
@@ -159,13 +173,20 @@ static int round_trip(const struct cgt_record *rec, struct cgt_block_table *t,
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct cgt_block_table t = { 0 };
-	struct cgt_events_state s = { 0 }, again = { 0 };
+	struct cgt_events_state s = { .version = CGT_TRACE_VERSION },
+				again = { .version = CGT_TRACE_VERSION };
 	struct cgt_frame f = { 0 };
 	struct cgt_record rec;
 	struct cgt_error e;
 	uint32_t epoch = 0;
 
+	/* The stream header says how the input's records are laid out
+	   (without one, the current version's); they are encoded again in
+	   the current version's. */
 	if (size >= CGT_STREAM_HEADER_LEN && memcmp(data, CGT_TRACE_MAGIC, CGT_TRACE_MAGIC_LEN) == 0) {
+		uint32_t version = (uint32_t)data[8] | (uint32_t)data[9] << 8 |
+				   (uint32_t)data[10] << 16 | (uint32_t)data[11] << 24;
+		s.version = version;
 		data += CGT_STREAM_HEADER_LEN;
 		size -= CGT_STREAM_HEADER_LEN;
 	}
@@ -181,7 +202,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (cgt_frame_next_record(&f, &rec, &e) > 0) {
 		uint64_t history;
 		if (rec.type == CGT_REC_BLOCKS) {
-			if (cgt_blocks_decode(&t, &rec, CGT_TRACE_VERSION, epoch, &e) < 0)
+			if (cgt_blocks_decode(&t, &rec, s.version, epoch, &e) < 0)
 				break;
 		} else if (rec.type == CGT_REC_MODULE || rec.type == CGT_REC_UNMAP) {
 			epoch++;

@@ -131,6 +131,8 @@ static void flush_events(struct collapsed *c)
 	/* Blocks are defined before the executions that use them. */
 	if (c->blocks.len > 0)
 		put(c, CGT_REC_BLOCKS, &c->blocks);
+	if (cgt_events_finish(&c->events, &c->table) < 0)
+		fail(c);
 	put(c, CGT_REC_EVENTS, &c->events);
 	/* Nothing encoded is left unwritten: a segment may begin here. */
 	if (cgt_writer_segment_point(c->w, &c->table, &c->error) < 0)
@@ -143,7 +145,7 @@ void collapsed_insn(struct collapsed *c, const struct insn_exec *x)
 		flush_events(c);
 	if (c->events.len == 0) {
 		c->tid = x->tid;
-		if (cgt_events_begin(&c->events, x->tid) < 0)
+		if (cgt_events_begin(&c->events, &c->table, x->tid) < 0)
 			fail(c);
 	}
 	struct cgt_block *blk = block_of(c, x);

@@ -165,6 +165,70 @@ static void jumps_round_trip(void)
 	cgt_block_table_free(&old);
 }
 
+/* Stack pointers (version 3): a stream after the executions, read only
+   by who asks, in order; the executions decode the same either way. */
+static void stack_pointers_round_trip(void)
+{
+	const struct cgt_insn two[] = { { 0x1000, 4 }, { 0x1004, 3 } };
+	const struct cgt_op with_sp[] = { { CGT_OP_INSN, 0, 0, 0 }, { CGT_OP_SP, 0, 0, 0 },
+					  { CGT_OP_READ, 0, 0, 8 }, { CGT_OP_INSN, 0, 1, 0 } };
+	/* a call depth that goes down and back up, and a value each time */
+	const uint64_t sps[] = { 0x7ff0, 0x7fe8, 0x7fe0, 0x7fe8, 0x7ff0, 0x7ff0, 0x1000 };
+	const unsigned n = sizeof(sps) / sizeof(sps[0]);
+	struct cgt_block_table enc = { 0 }, dec = { 0 };
+	struct cgt_events_state state = { .version = CGT_TRACE_VERSION };
+	struct cgt_buf buf = { 0 };
+	struct cgt_events_cursor c;
+	struct cgt_exec x = { 0 };
+	struct cgt_error e;
+	uint64_t scratch[2], sp = 0;
+	const char *why;
+
+	CHECK(cgt_block_table_add(&enc, two, 2, with_sp, 4, NULL, 0, &why) == 0);
+	CHECK(cgt_block_table_add(&dec, two, 2, with_sp, 4, NULL, 0, &why) == 0);
+	CHECK(enc.n == 1 && enc.blocks[0]->has_sp && enc.blocks[0]->n_values == 1);
+	CHECK(cgt_events_state_sync(&state, &dec) == 0);
+	cgt_events_state_reset(&state);
+	CHECK(cgt_events_begin(&buf, &enc, 1) == 0);
+	for (unsigned k = 0; k < n; k++) {
+		uint64_t addr = 0x9000 + 8 * k;
+		CHECK(cgt_events_encode(&buf, &enc, enc.blocks[0], 0, &addr) == 0);
+		CHECK(cgt_events_encode_sp(&enc, enc.blocks[0], sps[k]) == 0);
+	}
+	CHECK(cgt_events_finish(&buf, &enc) == 0);
+	struct cgt_record rec = record_of(&buf, CGT_REC_EVENTS);
+	for (int read_sp = 1; read_sp >= 0; read_sp--) {
+		cgt_events_state_reset(&state);
+		CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) == 0);
+		for (unsigned k = 0; k < n; k++) {
+			CHECK(cgt_events_next(&c, &x, &e) == 1);
+			CHECK_EQ(x.values[0], 0x9000 + 8 * k);
+			if (read_sp) {
+				CHECK(cgt_events_sp(&c, &x, &sp, &e) == 0);
+				CHECK_EQ(sp, sps[k]);
+			}
+		}
+		CHECK(cgt_events_next(&c, &x, &e) == 0);
+	}
+	/* the stream cut short */
+	rec.len--;
+	cgt_events_state_reset(&state);
+	CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) == 0);
+	for (unsigned k = 0; k < n && cgt_events_next(&c, &x, &e) == 1; k++)
+		if (cgt_events_sp(&c, &x, &sp, &e) < 0)
+			break;
+	CHECK(strstr(e.msg, "EVENTS record: expected a stack pointer") != NULL);
+	/* an executions' length beyond the record */
+	buf.data[1] = 0xff;
+	rec.len++;
+	CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) < 0);
+	CHECK(strstr(e.msg, "expected the length of the executions, within the record") != NULL);
+	cgt_buf_free(&buf);
+	cgt_block_table_free(&enc);
+	cgt_block_table_free(&dec);
+	cgt_events_state_free(&state);
+}
+
 /* REQUEST and SIGNAL records: round trip, and a bad byte refused. */
 static void marks_round_trip(void)
 {
@@ -209,12 +273,12 @@ static void events_round_trip(void)
 	const char *why;
 	uint64_t in[9], out[9], scratch[9];
 
-	struct cgt_events_state state = { 0 };
+	struct cgt_events_state state = { .version = CGT_TRACE_VERSION };
 	CHECK(cgt_block_table_add(&enc, insns, 3, ops, 9, NULL, 0, &why) == 0);
 	CHECK(cgt_block_table_add(&dec, insns, 3, ops, 9, NULL, 0, &why) == 0);
 	CHECK(cgt_events_state_sync(&state, &dec) == 0);
 	cgt_events_state_reset(&state);
-	CHECK(cgt_events_begin(&buf, 3) == 0);
+	CHECK(cgt_events_begin(&buf, &enc, 3) == 0);
 	/* values by ordinal: read, modify, guarded write, indirect target */
 	/* 1: ran to the end, guard true */
 	in[0] = 0x7000; in[1] = 0x8000; in[2] = 0x9000; in[3] = 0x2000;
@@ -226,6 +290,7 @@ static void events_round_trip(void)
 	in[0] = 0x6000;
 	CHECK(cgt_events_encode(&buf, &enc, enc.blocks[0], 1, in) == 0);
 
+	CHECK(cgt_events_finish(&buf, &enc) == 0);
 	struct cgt_record rec = record_of(&buf, CGT_REC_EVENTS);
 	struct cgt_events_cursor c;
 	struct cgt_exec x = { 0 };
@@ -276,7 +341,7 @@ static void segments_restart_deltas_and_carry_history(void)
 {
 	struct cgt_block_table enc = { 0 }, dec = { 0 };
 	struct cgt_buf first = { 0 }, second = { 0 };
-	struct cgt_events_state state = { 0 };
+	struct cgt_events_state state = { .version = CGT_TRACE_VERSION };
 	struct cgt_error e;
 	const char *why;
 	uint64_t in[9] = { 0x7000, 0x8000, 0x9000, 0x2000 }, out[9], scratch[9];
@@ -290,14 +355,16 @@ static void segments_restart_deltas_and_carry_history(void)
 	   taken (inverted, exit not taken) */
 	CHECK_EQ(enc.blocks[0]->cond_outcomes[1], 0);
 	CHECK_EQ(enc.blocks[0]->cond_outcomes[0], 1);
-	CHECK(cgt_events_begin(&first, 1) == 0);
+	CHECK(cgt_events_begin(&first, &enc, 1) == 0);
 	CHECK(cgt_events_encode(&first, &enc, enc.blocks[0], 0, in) == 0);
 	CHECK(cgt_events_encode(&first, &enc, enc.blocks[0], 1, in) == 0);
 	CHECK_EQ(enc.cond_history, 2);	/* taken, then not taken */
+	CHECK(cgt_events_finish(&first, &enc) == 0);
 	/* a new segment: the same values code as if never seen */
 	enc.segment++;
-	CHECK(cgt_events_begin(&second, 1) == 0);
+	CHECK(cgt_events_begin(&second, &enc, 1) == 0);
 	CHECK(cgt_events_encode(&second, &enc, enc.blocks[0], 0, in) == 0);
+	CHECK(cgt_events_finish(&second, &enc) == 0);
 	CHECK_EQ(second.len, first.len - 2);	/* the second execution's deltas: 2 bytes */
 
 	/* A decoder that starts at the second segment reads it alone. */
@@ -350,7 +417,7 @@ static void unguarded_values_by_every_path(void)
 	};
 	const unsigned n = sizeof(in) / sizeof(in[0]);
 	struct cgt_block_table enc = { 0 }, dec = { 0 };
-	struct cgt_events_state state = { 0 };
+	struct cgt_events_state state = { .version = CGT_TRACE_VERSION };
 	struct cgt_buf buf = { 0 };
 	struct cgt_events_cursor c;
 	struct cgt_exec x = { 0 };
@@ -362,9 +429,10 @@ static void unguarded_values_by_every_path(void)
 	CHECK(cgt_block_table_add(&dec, insns, 3, plain, 6, NULL, 0, &why) == 0);
 	CHECK(cgt_events_state_sync(&state, &dec) == 0);
 	cgt_events_state_reset(&state);
-	CHECK(cgt_events_begin(&buf, 1) == 0);
+	CHECK(cgt_events_begin(&buf, &enc, 1) == 0);
 	for (unsigned k = 0; k < n; k++)
 		CHECK(cgt_events_encode(&buf, &enc, enc.blocks[0], 0, in[k]) == 0);
+	CHECK(cgt_events_finish(&buf, &enc) == 0);
 	struct cgt_record rec = record_of(&buf, CGT_REC_EVENTS);
 	CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) == 0);
 	for (unsigned k = 0; k < n; k++) {
@@ -388,7 +456,7 @@ static void bad_events_are_refused(void)
 	uint64_t out[9], scratch[9];
 	struct cgt_events_cursor c;
 	struct cgt_exec x = { 0 };
-	struct cgt_events_state state = { 0 };
+	struct cgt_events_state state = { .version = 2 };	/* hand-made payloads: version 2's layout */
 
 	CHECK(cgt_block_table_add(&t, insns, 3, ops, 9, NULL, 0, &why) == 0);
 	CHECK(cgt_events_state_sync(&state, &t) == 0);
@@ -522,12 +590,13 @@ static void block_memory_is_what_the_file_justifies(void)
 
 int main(void)
 {
-	PLAN(12);
+	PLAN(13);
 	RUN(table_derives_exits_values_and_counts);
 	RUN(malformed_blocks_are_refused);
 	RUN(blocks_round_trip);
 	RUN(jumps_round_trip);
 	RUN(marks_round_trip);
+	RUN(stack_pointers_round_trip);
 	RUN(events_round_trip);
 	RUN(segments_restart_deltas_and_carry_history);
 	RUN(unguarded_values_by_every_path);

@@ -53,7 +53,7 @@ static void write_trace(const char *path, int segments)
 		}
 		if (s.b.len > 0)
 			put(s.w, CGT_REC_BLOCKS, &s.b);
-		CHECK(cgt_events_begin(&s.b, 1) == 0);
+		CHECK(cgt_events_begin(&s.b, &t, 1) == 0);
 		for (int k = 0; k < 60000; k++) {
 			struct cgt_block *blk = t.blocks[next() % known];
 			uint32_t exit = next() % (blk->n_exits + 1);
@@ -61,6 +61,7 @@ static void write_trace(const char *path, int segments)
 				values[j] = 0x10000000 + (uint64_t)(next() % 50000) * 8;
 			CHECK(cgt_events_encode(&s.b, &t, blk, exit, values) == 0);
 		}
+		CHECK(cgt_events_finish(&s.b, &t) == 0);
 		put(s.w, CGT_REC_EVENTS, &s.b);
 		if (segments)
 			CHECK(cgt_writer_segment_point(s.w, &t, &e) == 0);

@@ -32,9 +32,10 @@ static void write_trace(const char *path, const uint64_t *addrs, size_t n_reads)
 	CHECK(cgt_block_table_add(&t, &insn, 1, ops, 2, NULL, 0, &why) == 0);
 	CHECK(cgt_blocks_encode(&s.b, t.blocks[0]) == 0);
 	put(s.w, CGT_REC_BLOCKS, &s.b);
-	CHECK(cgt_events_begin(&s.b, 1) == 0);
+	CHECK(cgt_events_begin(&s.b, &t, 1) == 0);
 	for (size_t k = 0; k < n_reads; k++)
 		CHECK(cgt_events_encode(&s.b, &t, t.blocks[0], 0, &addrs[k]) == 0);
+	CHECK(cgt_events_finish(&s.b, &t) == 0);
 	put(s.w, CGT_REC_EVENTS, &s.b);
 	synth_close(&s);
 	cgt_block_table_free(&t);

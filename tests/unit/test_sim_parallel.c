@@ -59,7 +59,7 @@ static void write_trace(const char *path, unsigned bad1, unsigned bad2, int segm
 	}
 	put(s.w, CGT_REC_BLOCKS, &s.b);
 	for (uint32_t record = 0; record < 200; record++) {
-		CHECK(cgt_events_begin(&s.b, 1) == 0);
+		CHECK(cgt_events_begin(&s.b, &t, 1) == 0);
 		if (record == bad1 || record == bad2) {
 			uint8_t *p = cgt_buf_reserve(&s.b, 2);
 			p[0] = 0xff;	/* block 8191: not defined */
@@ -78,6 +78,7 @@ static void write_trace(const char *path, unsigned bad1, unsigned bad2, int segm
 			}
 			CHECK(cgt_events_encode(&s.b, &t, blk, exit, values) == 0);
 		}
+		CHECK(cgt_events_finish(&s.b, &t) == 0);
 		put(s.w, CGT_REC_EVENTS, &s.b);
 		if (segments)
 			CHECK(cgt_writer_segment_point(s.w, &t, &e) == 0);
