@@ -250,10 +250,17 @@ static int apply_record(struct cgt_decoder *d, const struct cgt_record *rec, str
 		uint64_t history;
 		return cgt_segment_decode(&history, rec, e);
 	}
-	case CGT_REC_EVENTS:
 	case CGT_REC_REQUEST:
 	case CGT_REC_SIGNAL:
+		if (cgt_reader_version(d->reader) < 3)
+			return cgt_fail(e, cgt_err_corrupt,
+					"%s: stream offset %llu: a %s record in a trace of version %u "
+					"(they came with version 3)",
+					rec->path, (unsigned long long)rec->stream_offset,
+					cgt_record_type_name(rec->type), cgt_reader_version(d->reader));
 		return 0;	/* the segment's, in order (next_events) */
+	case CGT_REC_EVENTS:
+		return 0;
 	case CGT_REC_END:
 		if (d->have_end)
 			return cgt_fail(e, cgt_err_corrupt,
@@ -464,11 +471,13 @@ static int next_events(struct cgt_decode_worker *w, struct cgt_batch *b, struct 
 		}
 		if (rc > 0 && (w->rec.type == CGT_REC_REQUEST || w->rec.type == CGT_REC_SIGNAL) &&
 		    !w->skipping) {
-			if (cgt_mark_decode(&w->mark, &w->rec, e) < 0)
+			if (cgt_mark_decode(&w->mark, &w->rec, e) == 0) {
+				b->events = (struct cgt_events_cursor){ 0 };	/* no executions */
+				b->mark = w->mark;
+				return 1;
+			}
+			if (!cgt_decode_worker_lost(w, e))
 				return -e->status;
-			b->events = (struct cgt_events_cursor){ 0 };	/* no executions */
-			b->mark = w->mark;
-			return 1;
 		}
 		if (rc > 0)
 			continue;

@@ -13,7 +13,7 @@
  * Between them, in stream order, a client request or a signal, as a line
  * of its own that starts with '#':
  *
- *   # T<tid> request <code> [<text>]
+ *   # T<tid> request <code> [<text>, control characters and \ as \xNN]
  *   # T<tid> signal <number> delivered [on the alternate stack] | returned
  */
 #include <inttypes.h>
@@ -23,9 +23,16 @@
 
 static void print_mark(FILE *out, const struct cgt_mark *m)
 {
-	if (m->kind == CGT_MARK_REQUEST)
-		fprintf(out, "# T%u request %#x%s%s\n", m->tid, m->code, m->text[0] ? " " : "", m->text);
-	else
+	if (m->kind == CGT_MARK_REQUEST) {
+		fprintf(out, "# T%u request %#x%s", m->tid, m->code, m->text[0] ? " " : "");
+		/* the program's bytes: control characters escaped, one line */
+		for (const unsigned char *c = (const unsigned char *)m->text; *c; c++)
+			if (*c < 0x20 || *c == 0x7f || *c == '\\')
+				fprintf(out, "\\x%02x", *c);
+			else
+				fputc(*c, out);
+		fputc('\n', out);
+	} else
 		fprintf(out, "# T%u signal %u %s\n", m->tid, m->signo,
 			m->kind == CGT_MARK_SIGNAL_RETURNED ? "returned"
 			: m->alt_stack			    ? "delivered on the alternate stack"

@@ -151,8 +151,12 @@ int cgt_trace_info(FILE *out, FILE *warn, const char *path, const struct cgt_dec
 	   whole file and gets the counts of a trace that has none. */
 	while ((rc = cgt_decoder_next(d, &b, e)) > 0) {
 		struct cgt_exec x = { 0 };
-		while ((rc = cgt_batch_next(&b, &x, e)) > 0)
+		uint64_t sp;
+		while ((rc = cgt_batch_next(&b, &x, e)) > 0) {
 			cgt_counts_add_exec(&counted, &x);
+			if (x.block->has_sp && (rc = cgt_batch_sp(&b, &x, &sp, e)) < 0)
+				break;
+		}
 		if (rc < 0 && !cgt_decoder_lost(d, e))
 			break;
 	}

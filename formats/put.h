@@ -33,6 +33,8 @@ static inline int put_bytes(struct cgt_buf *b, const void *data, size_t n)
 /* n bytes with no length before them: a record's last member. */
 static inline int put_raw(struct cgt_buf *b, const void *data, size_t n)
 {
+	if (n == 0)
+		return 0;	/* data may be NULL: memcpy must not see it */
 	uint8_t *p = cgt_buf_reserve(b, n);
 	if (p == NULL)
 		return -cgt_err_nomem;

@@ -327,6 +327,8 @@ int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, u
 		/* Before the checks of cgt_block_table_add: the jumps are coded
 		   from instruction addresses, which must exist. */
 		const char *why = rc == 0 ? check_block(insns, (uint32_t)n_insns, ops, (uint32_t)n_ops) : NULL;
+		if (why == NULL && rc == 0 && version < 3 && n_ops > 1 && ops[1].kind == CGT_OP_SP)
+			why = "op kinds 0-9 (the stack pointer came with version 3)";
 		if (why != NULL) {
 			c.p = block_start;
 			char what[128];

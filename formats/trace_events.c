@@ -30,7 +30,9 @@ int cgt_events_finish(struct cgt_buf *b, struct cgt_block_table *t)
 	uint8_t *at = b->data + t->exec_bytes_at;
 	for (int i = 0; i < 4; i++)
 		at[i] = (uint8_t)(n >> (8 * i));
-	return put_raw(b, t->sp_stream.data, t->sp_stream.len);
+	int rc = put_raw(b, t->sp_stream.data, t->sp_stream.len);
+	t->sp_stream.len = 0;
+	return rc;
 }
 
 int cgt_events_encode(struct cgt_buf *b, struct cgt_block_table *t, struct cgt_block *blk,

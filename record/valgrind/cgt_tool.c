@@ -494,12 +494,19 @@ static void emit_op_stores(IRSB* sb, IRTemp base, const Op* op)
       store_guard(sb, base, op->offset, op->guard);
       store_slot(sb, base, op->offset + 1, op->value);
       break;
-   default:
-      /* An exit: record its guard and commit everything up to here, as
-         the block may end at this statement. */
+   default: {
+      /* An exit: record its guard and, if it is taken, commit everything
+         up to here, as the block ends at this statement.  Not taken,
+         nothing is committed: an instruction after it that faults (a
+         signal handler then runs) leaves no half-written execution for
+         the next item to follow. */
       store_guard(sb, base, op->offset, op->value);
-      commit_bytes(sb, base, op->offset + 1);
+      IRTemp to = assign(sb, Ity_I64, IRExpr_ITE(op->value, slot_addr(sb, base, op->offset + 1),
+                                                 IRExpr_RdTmp(base)));
+      addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&out_ptr),
+                                     IRExpr_RdTmp(to)));
       break;
+   }
    }
 }
 

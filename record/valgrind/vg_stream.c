@@ -131,7 +131,8 @@ static int put_record(struct converter *c, unsigned type, struct cgt_buf *payloa
 
 static int begin_pending(struct converter *c, unsigned type)
 {
-	if (c->pending_type == type && c->pending.len < RECORD_TARGET)
+	/* An EVENTS record's stack pointers are appended when it is put. */
+	if (c->pending_type == type && c->pending.len + c->blocks.sp_stream.len < RECORD_TARGET)
 		return 0;
 	int rc = flush_pending(c);
 	if (rc < 0)

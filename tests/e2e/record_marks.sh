@@ -2,7 +2,7 @@
 # each at its place among the executions, with its code, text or signal,
 # and the handler's code next, on the stack it ran on.
 source "$(dirname "$0")/../lib.sh"
-plan 6
+plan 9
 
 run() { out=$("$@" 2>&1); rc=$?; }
 prog=$PROGS/requests
@@ -36,3 +36,14 @@ check "... on the alternate stack (SP $sp within the 64 KiB at $(printf '%#x' $a
 CG_OPTS="--branch-sim=yes" cachegrind cg.out "$prog"
 "$CGTRACE" simulate -q --branch-sim=yes -o ct.out rq.zst
 check_eq "simulate: Cachegrind's totals" "$(summary_line cg.out)" "$(summary_line ct.out)"
+
+# A fault after a branch not taken, in the same block (rep movsb into a
+# read-only page, which the SIGSEGV handler makes writable): the recording
+# goes on (it once stopped with "an execution of an undefined block"), and
+# each fault is a signal delivered and returned.
+run clean_env "$CGTRACE" record -q -o faults.zst -- "$PROGS/faults"
+check_eq "a fault inside a block: recorded, the program's output and status" "x 0" "$(echo $out) $rc"
+check_eq "... three SIGSEGVs delivered and returned" "3 3" \
+	"$("$CGTRACE" dump faults.zst | grep -c '^# T1 signal 11 delivered$') $("$CGTRACE" dump faults.zst | grep -c '^# T1 signal 11 returned$')"
+run "$CGTRACE" simulate -q -o faults.out faults.zst
+check_eq "... and it simulates" 0 "$rc"

@@ -223,6 +223,15 @@ static void stack_pointers_round_trip(void)
 	rec.len++;
 	CHECK(cgt_events_open(&c, &rec, &state, scratch, &e) < 0);
 	CHECK(strstr(e.msg, "expected the length of the executions, within the record") != NULL);
+	/* a block with the SP op in a version 2 trace: refused */
+	struct cgt_block_table old = { 0 };
+	buf.len = 0;
+	CHECK(cgt_blocks_encode(&buf, enc.blocks[0]) == 0);
+	buf.len--;	/* version 2: no has_jumps byte */
+	rec = record_of(&buf, CGT_REC_BLOCKS);
+	CHECK(cgt_blocks_decode(&old, &rec, 2, 0, &e) < 0);
+	CHECK(strstr(e.msg, "the stack pointer came with version 3") != NULL);
+	cgt_block_table_free(&old);
 	cgt_buf_free(&buf);
 	cgt_block_table_free(&enc);
 	cgt_block_table_free(&dec);
