@@ -74,8 +74,7 @@ static inline int cursor_u32le(struct cursor *c, uint32_t *v, const char *what)
 {
 	if (c->end - c->p < 4)
 		return cursor_fail(c, what);
-	*v = (uint32_t)c->p[0] | (uint32_t)c->p[1] << 8 | (uint32_t)c->p[2] << 16 |
-	     (uint32_t)c->p[3] << 24;
+	*v = cgt_get_u32le(c->p);
 	c->p += 4;
 	return 0;
 }

@@ -828,7 +828,6 @@ struct cgt_events_state {
 		   in 32 bytes; CGT_SLOW_EXIT when the block or the exit is
 		   not such (exit 3 always is: more follows). */
 		uint8_t values_in_prefix[4], ops_in_prefix[4];
-		uint8_t has_sp;
 	} *slots;			/* by block id */
 	uint32_t n_slots, cap_slots;	/* blocks this decoder may use */
 	uint32_t segment;		/* counts segments begun, from 1 */
@@ -872,6 +871,14 @@ int cgt_events_open(struct cgt_events_cursor *c, const struct cgt_record *rec,
 
 /* Adds one execution to counts (the totals an END record carries). */
 void cgt_counts_add_exec(struct cgt_trace_counts *counts, const struct cgt_exec *x);
+/* Its two halves, for a producer that counts executions by exit and adds
+   them once (the recorder): times executions of blk left by exit, guarded
+   accesses aside; and the guarded accesses one execution made (values as
+   cgt_exec's). */
+void cgt_counts_add_exits(struct cgt_trace_counts *counts, const struct cgt_block *blk,
+			  uint32_t exit, uint64_t times);
+void cgt_counts_add_guarded(struct cgt_trace_counts *counts, const struct cgt_block *blk,
+			    uint32_t exit, const uint64_t *values);
 
 /* ---- cachegrind.out files (cgout_write.c) ----------------------------- */
 

@@ -63,6 +63,12 @@ static const char *check_block(const struct cgt_insn *insns, uint32_t n_insns,
 	return NULL;
 }
 
+/* Whether a block's ops carry its entry stack pointer (op 1, if at all). */
+static int has_sp_op(const struct cgt_op *ops, uint32_t n_ops)
+{
+	return n_ops > 1 && ops[1].kind == CGT_OP_SP;
+}
+
 /* The size of a block's one allocation (cgt_block_table_add). */
 static size_t block_bytes(uint32_t n_insns, uint32_t n_ops, uint32_t n_exits, uint32_t n_values,
 			  int jumps)
@@ -165,7 +171,7 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 	b->values_in_prefix[0] = b->n_values;
 	b->ops_in_prefix[0] = n_ops;
 	b->id = t->n;
-	b->has_sp = n_ops > 1 && ops[1].kind == CGT_OP_SP;
+	b->has_sp = has_sp_op(ops, n_ops);
 	b->n_insns = n_insns;
 	b->n_ops = n_ops;
 	b->map_epoch = map_epoch;
@@ -327,7 +333,7 @@ int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, u
 		/* Before the checks of cgt_block_table_add: the jumps are coded
 		   from instruction addresses, which must exist. */
 		const char *why = rc == 0 ? check_block(insns, (uint32_t)n_insns, ops, (uint32_t)n_ops) : NULL;
-		if (why == NULL && rc == 0 && version < 3 && n_ops > 1 && ops[1].kind == CGT_OP_SP)
+		if (why == NULL && rc == 0 && version < 3 && has_sp_op(ops, (uint32_t)n_ops))
 			why = "op kinds 0-9 (the stack pointer came with version 3)";
 		if (why != NULL) {
 			c.p = block_start;

@@ -26,10 +26,7 @@ int cgt_events_begin(struct cgt_buf *b, struct cgt_block_table *t, uint32_t tid)
 
 int cgt_events_finish(struct cgt_buf *b, struct cgt_block_table *t)
 {
-	size_t n = b->len - t->exec_bytes_at - 4;
-	uint8_t *at = b->data + t->exec_bytes_at;
-	for (int i = 0; i < 4; i++)
-		at[i] = (uint8_t)(n >> (8 * i));
+	cgt_put_u32le(b->data + t->exec_bytes_at, (uint32_t)(b->len - t->exec_bytes_at - 4));
 	int rc = put_raw(b, t->sp_stream.data, t->sp_stream.len);
 	t->sp_stream.len = 0;
 	return rc;
@@ -163,7 +160,7 @@ int cgt_events_state_sync(struct cgt_events_state *s, const struct cgt_block_tab
 			return -cgt_err_nomem;
 		const struct cgt_block *blk = t->blocks[id];
 		struct cgt_events_slot *slot = &s->slots[id];
-		*slot = (struct cgt_events_slot){ last, blk, 0, { 0 }, { 0 }, blk->has_sp };
+		*slot = (struct cgt_events_slot){ last, blk, 0, { 0 }, { 0 } };
 		int small = blk->n_guarded == 0 && blk->n_ops < CGT_SLOW_EXIT;
 		for (uint32_t k = 0; k < 4; k++) {
 			int fast = small && k < 3 && k <= blk->n_exits;
@@ -183,23 +180,34 @@ void cgt_events_state_free(struct cgt_events_state *s)
 	memset(s, 0, sizeof(*s));
 }
 
-void cgt_counts_add_exec(struct cgt_trace_counts *n, const struct cgt_exec *x)
+void cgt_counts_add_exits(struct cgt_trace_counts *n, const struct cgt_block *blk, uint32_t exit,
+			  uint64_t times)
 {
-	const struct cgt_block *blk = x->block;
-	const struct cgt_prefix_counts *c = &blk->prefix_counts[x->exit];
+	const struct cgt_prefix_counts *c = &blk->prefix_counts[exit];
 
-	n->block_execs++;
-	n->insns += c->insns;
-	n->reads += c->reads;
-	n->writes += c->writes;
-	n->modifies += c->modifies;
-	n->conds += c->conds;
-	n->indirects += c->indirects;
-	for (uint32_t j = 0; blk->n_guarded && j < blk->values_in_prefix[x->exit]; j++) {
+	n->block_execs += times;
+	n->insns += times * c->insns;
+	n->reads += times * c->reads;
+	n->writes += times * c->writes;
+	n->modifies += times * c->modifies;
+	n->conds += times * c->conds;
+	n->indirects += times * c->indirects;
+}
+
+void cgt_counts_add_guarded(struct cgt_trace_counts *n, const struct cgt_block *blk, uint32_t exit,
+			    const uint64_t *values)
+{
+	for (uint32_t j = 0; blk->n_guarded && j < blk->values_in_prefix[exit]; j++) {
 		uint32_t k = blk->value_ops[j];
-		if (x->values[j] == CGT_NO_ACCESS)
+		if (values[j] == CGT_NO_ACCESS)
 			continue;
 		n->reads += blk->ops[k].kind == CGT_OP_READ_GUARDED;
 		n->writes += blk->ops[k].kind == CGT_OP_WRITE_GUARDED;
 	}
+}
+
+void cgt_counts_add_exec(struct cgt_trace_counts *n, const struct cgt_exec *x)
+{
+	cgt_counts_add_exits(n, x->block, x->exit, 1);
+	cgt_counts_add_guarded(n, x->block, x->exit, x->values);
 }

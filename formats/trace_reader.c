@@ -95,11 +95,6 @@ static ssize_t fill(struct cgt_reader *r, size_t want)
 	return (ssize_t)(r->in_len - r->in_pos);
 }
 
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static int io_error(struct cgt_reader *r, struct cgt_error *e)
 {
 	return cgt_fail(e, cgt_err_io, "%s: read error: %s", r->path, strerror(errno));
@@ -194,7 +189,7 @@ static int skip_to_frame(struct cgt_reader *r, struct cgt_error *e)
 			return 0;
 		}
 		const uint8_t *p = r->in + r->in_pos;
-		uint32_t magic = le32(p);
+		uint32_t magic = cgt_get_u32le(p);
 		if (magic == ZSTD_MAGIC)
 			return 1;
 		if ((magic & SKIPPABLE_MASK) != SKIPPABLE_MAGIC) {
@@ -213,7 +208,7 @@ static int skip_to_frame(struct cgt_reader *r, struct cgt_error *e)
 			note_truncation(r, offset);
 			return 0;
 		}
-		uint64_t skip = 8 + (uint64_t)le32(p + 4);
+		uint64_t skip = 8 + (uint64_t)cgt_get_u32le(p + 4);
 		if (offset + skip > r->file_size) {
 			cgt_fail(&why, cgt_err_corrupt,
 				 "%s: byte offset %llu: a skippable frame of %llu bytes runs past the end "
@@ -493,7 +488,7 @@ static int reader_open(struct cgt_reader **out, const char *path, int skip_damag
 		cgt_reader_close(r);
 		return rc;
 	}
-	r->version = le32(r->first.data + 8);
+	r->version = cgt_get_u32le(r->first.data + 8);
 	if (r->version < 1 || r->version > CGT_TRACE_VERSION) {
 		rc = cgt_fail(e, cgt_err_version,
 			      "%s: trace format version %u is not supported: this cgtrace reads versions "
@@ -596,7 +591,7 @@ int cgt_file_is_trace(const char *path)
 		n = read(fd, in, sizeof(in));
 		if (n <= 0)
 			break;
-		if (total == 0 && (n < 4 || le32(in) != ZSTD_MAGIC)) {
+		if (total == 0 && (n < 4 || cgt_get_u32le(in) != ZSTD_MAGIC)) {
 			result = 0;
 			break;
 		}

@@ -1,6 +1,6 @@
 /*
- * LEB128 variable-length integers, as used throughout the trace format
- * (TRACE-FORMAT.md, "Encodings").  Header-only because both the recorder's
+ * LEB128 variable-length integers, as used throughout the trace format, and
+ * its fixed-size u32 (TRACE-FORMAT.md, "Encodings").  Header-only because both the recorder's
  * encoder and the decoder's hot loop use them.
  */
 #ifndef CGTRACE_VARINT_H
@@ -11,6 +11,18 @@
 
 /* Longest encoding of a 64-bit value. */
 #define CGT_VARINT_MAX 10
+
+/* The format's u32: four bytes, little-endian. */
+static inline uint32_t cgt_get_u32le(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline void cgt_put_u32le(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
 
 static inline uint8_t *cgt_put_varint(uint8_t *p, uint64_t v)
 {

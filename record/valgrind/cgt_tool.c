@@ -35,6 +35,7 @@
 #include "pub_tool_vki.h"
 #include "pub_tool_vkiscnums.h"
 
+#include "callgrind.h"   /* its request codes */
 #include "vg_protocol.h"
 
 /* Not in the pub_tool headers: moving a descriptor into Valgrind's
@@ -659,16 +660,13 @@ static void on_post_syscall(ThreadId tid, UInt syscallno, UWord* args, UInt nArg
    the replay (Callgrind dumps, zeroes and toggles at its requests, and
    gives a signal handler a call stack of its own). */
 
-#define TOOL_REQUEST(a, b) ((UWord)(a) << 24 | (UWord)(b) << 16)
-#define CALLGRIND_DUMP_STATS_AT 0x43540003u
-#define MAX_REQUEST_TEXT 4096
 
-/* Copies the client's string at a (up to MAX_REQUEST_TEXT bytes) into to,
+/* Copies the client's string at a (up to CGT_RAW_REQUEST_TEXT_MAX bytes) into to,
    as far as it is readable: its length. */
 static UInt client_string(Addr a, HChar* to)
 {
    UInt n = 0;
-   while (n < MAX_REQUEST_TEXT) {
+   while (n < CGT_RAW_REQUEST_TEXT_MAX) {
       if ((n == 0 || ((a + n) & 0xfff) == 0)
           && !VG_(am_is_valid_for_client)(a + n, 1, VKI_PROT_READ))
          break;
@@ -682,11 +680,10 @@ static UInt client_string(Addr a, HChar* to)
 
 static Bool on_client_request(ThreadId tid, UWord* args, UWord* ret)
 {
-   UWord base = args[0] & 0xffff0000u;
-   if (base != TOOL_REQUEST('C', 'T') && base != TOOL_REQUEST('C', 'G'))
+   if (!VG_IS_TOOL_USERREQ('C', 'T', args[0]) && !VG_IS_TOOL_USERREQ('C', 'G', args[0]))
       return False;
-   static HChar text[MAX_REQUEST_TEXT];
-   UInt n = args[0] == CALLGRIND_DUMP_STATS_AT && args[1] != 0
+   static HChar text[CGT_RAW_REQUEST_TEXT_MAX];
+   UInt n = args[0] == VG_USERREQ__DUMP_STATS_AT && args[1] != 0
             ? client_string((Addr)args[1], text) : 0;
    UChar* p = reserve(16 + n);
    p = put_u32(p, CGT_RAW_REQUEST);

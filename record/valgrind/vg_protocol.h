@@ -73,6 +73,7 @@
 #define CGT_RAW_UNMAP       0xFFFFFF05u
 #define CGT_RAW_FINI        0xFFFFFF06u
 #define CGT_RAW_REQUEST     0xFFFFFF07u
+#define CGT_RAW_REQUEST_TEXT_MAX  4096   /* bytes of a request's text */
 #define CGT_RAW_SIGNAL      0xFFFFFF08u
 
 /* Op kinds; the same numbering is used in the trace file (TRACE-FORMAT.md). */

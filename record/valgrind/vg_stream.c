@@ -28,6 +28,7 @@ _Static_assert(CGT_RAW_JUMP_BORING == CGT_JUMP_BORING && CGT_RAW_JUMP_CALL == CG
 		       CGT_RAW_JUMP_CLIENT_REQ == CGT_JUMP_CLIENT_REQUEST &&
 		       CGT_RAW_JUMP_OTHER == CGT_JUMP_OTHER,
 	       "the tool's jump kinds are the trace's");
+_Static_assert(CGT_RAW_REQUEST_TEXT_MAX == CGT_REQUEST_TEXT_MAX, "a request's text fits the trace's");
 
 /* An EVENTS or BLOCKS record is written once it holds this much. */
 #define RECORD_TARGET (256 * 1024)
@@ -392,35 +393,19 @@ done:
 	    (blk->has_sp && cgt_events_encode_sp(&c->blocks, blk, sp) < 0))
 		return nomem(c);
 	l->execs[exit_ord]++;
-	for (uint32_t j = 0; blk->n_guarded && j < blk->values_in_prefix[exit_ord]; j++) {
-		unsigned kind = blk->ops[blk->value_ops[j]].kind;
-		if (values[j] != CGT_NO_ACCESS) {
-			c->res->counts.reads += kind == CGT_OP_READ_GUARDED;
-			c->res->counts.writes += kind == CGT_OP_WRITE_GUARDED;
-		}
-	}
+	if (blk->n_guarded)
+		cgt_counts_add_guarded(&c->res->counts, blk, exit_ord, values);
 	return 0;
 }
 
-/* The executions counted by exit into res->counts (cgt_counts_add_exec's
-   rules, guarded accesses aside: on_exec counts those). */
+/* The executions counted by exit into res->counts (on_exec counts their
+   guarded accesses). */
 static void add_counts(struct converter *c)
 {
-	struct cgt_trace_counts *n = &c->res->counts;
-	for (uint32_t id = 0; id < c->n_layouts; id++) {
-		const struct cgt_block *blk = c->blocks.blocks[id];
-		for (uint32_t k = 0; c->layouts[id].execs != NULL && k <= blk->n_exits; k++) {
-			uint64_t x = c->layouts[id].execs[k];
-			const struct cgt_prefix_counts *p = &blk->prefix_counts[k];
-			n->block_execs += x;
-			n->insns += x * p->insns;
-			n->reads += x * p->reads;
-			n->writes += x * p->writes;
-			n->modifies += x * p->modifies;
-			n->conds += x * p->conds;
-			n->indirects += x * p->indirects;
-		}
-	}
+	for (uint32_t id = 0; id < c->n_layouts; id++)
+		for (uint32_t k = 0; c->layouts[id].execs != NULL && k <= c->blocks.blocks[id]->n_exits; k++)
+			cgt_counts_add_exits(&c->res->counts, c->blocks.blocks[id], k,
+					     c->layouts[id].execs[k]);
 }
 
 /* Parses one buffer of whole items. */

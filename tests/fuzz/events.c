@@ -184,9 +184,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	   (without one, the current version's); they are encoded again in
 	   the current version's. */
 	if (size >= CGT_STREAM_HEADER_LEN && memcmp(data, CGT_TRACE_MAGIC, CGT_TRACE_MAGIC_LEN) == 0) {
-		uint32_t version = (uint32_t)data[8] | (uint32_t)data[9] << 8 |
-				   (uint32_t)data[10] << 16 | (uint32_t)data[11] << 24;
-		s.version = version;
+		s.version = cgt_get_u32le(data + 8);
 		data += CGT_STREAM_HEADER_LEN;
 		size -= CGT_STREAM_HEADER_LEN;
 	}
