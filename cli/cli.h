@@ -37,6 +37,9 @@ int choose_archive(const char *trace, const char **archive, char **beside);
 
 int cmd_simulate(int argc, char **argv);
 extern const char usage_simulate[];
+/* cmd_simulate's, for --tool=callgrind */
+int cmd_simulate_callgrind(int argc, char **argv);
+extern const char usage_callgrind[];
 int cmd_report(int argc, char **argv);
 extern const char usage_report[];
 int cmd_archive(int argc, char **argv);

@@ -28,6 +28,8 @@ const char usage_simulate[] =
 	"combination is simulated in one replay.\n"
 	"\n"
 	"options (Cachegrind's):\n"
+	"  --tool=cachegrind|callgrind      the profile to make [cachegrind]; with\n"
+	"                                   callgrind, see --tool=callgrind --help\n"
 	"  --cache-sim=yes|no               collect cache stats? [yes]\n"
 	"  --branch-sim=yes|no              collect branch prediction stats? [no]\n"
 	"  --I1=<size>,<assoc>,<line_size>  set I1 cache manually\n"
@@ -102,7 +104,7 @@ const char usage_simulate[] =
 	"were read from it.\n";
 
 enum { OPT_CACHE_SIM = 256, OPT_BRANCH_SIM, OPT_I1, OPT_D1, OPT_L2, OPT_LL, OPT_OUT, OPT_THREADS,
-       OPT_CACHES, OPT_SWEEP_SUMMARY, OPT_PLOT, OPT_BUILD_ID_DIR, OPT_ARCHIVE };
+       OPT_CACHES, OPT_SWEEP_SUMMARY, OPT_PLOT, OPT_BUILD_ID_DIR, OPT_ARCHIVE, OPT_TOOL };
 
 /* Cachegrind's handling of a bad --I1/--D1/--LL: its messages, status 1. */
 static int bad_cache_option(const char *name, const char *value, int result,
@@ -383,6 +385,10 @@ int cmd_simulate(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	/* --tool=callgrind is a command of its own, with Callgrind's options */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--tool=callgrind") == 0)
+			return cmd_simulate_callgrind(argc, argv);
 	struct cgt_sim_options so = { .cache_sim = 1, .branch_sim = 0 };
 	struct cgt_cache_list lists[CGT_N_LEVELS] = { { 0 } };
 	const char *out_tmpl = NULL;	/* NULL: the default name, never replacing a file */
@@ -441,6 +447,13 @@ int cmd_simulate(int argc, char **argv)
 			if (parse_number(optarg, 1, 64, 0, &threads) < 0) {
 				status = usage_error(usage_simulate, "bad --threads '%s' (expected 1 to 64)",
 						     optarg);
+				goto free_lists;
+			}
+			break;
+		case OPT_TOOL:
+			if (strcmp(optarg, "cachegrind") != 0) {
+				status = usage_error(usage_simulate,
+						     "bad --tool '%s' (expected cachegrind or callgrind)", optarg);
 				goto free_lists;
 			}
 			break;

@@ -132,6 +132,11 @@ void cgt_decode_worker_close(struct cgt_decode_worker *w);
    workers run, only after they stopped). */
 const struct cgt_block_table *cgt_decoder_blocks(const struct cgt_decoder *d);
 
+/* The module map's epoch now: a block defined now gets it (a worker's
+   frames are applied whole, so later records of the frame being read
+   count too). */
+uint32_t cgt_decoder_map_epoch(const struct cgt_decoder *d);
+
 /* The mappings of the trace's first frame (those of the program's start):
    known from the open on, for work that can begin while it is decoded. */
 size_t cgt_decoder_first_modules(const struct cgt_decoder *d, const struct cgt_module **m);

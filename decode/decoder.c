@@ -200,6 +200,11 @@ static int unmap(struct cgt_decoder *d, uint64_t start, uint64_t size, uint32_t 
 	return 0;
 }
 
+uint32_t cgt_decoder_map_epoch(const struct cgt_decoder *d)
+{
+	return d->map_epoch;
+}
+
 const struct cgt_mapping *cgt_decoder_find_mapping(const struct cgt_decoder *d, uint64_t addr,
 						   uint32_t map_epoch)
 {

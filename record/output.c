@@ -49,18 +49,19 @@ static char *resolve_links(const char *path)
 	return NULL;
 }
 
-/* 1 if the regular file at path begins as a cachegrind.out does (desc:
-   lines, then cmd:; cg_annotate's order), 0 if not. */
-static int looks_like_cgout(const char *path)
+/* 1 if the regular file at path begins with one of two lines' starts:
+   a cachegrind.out's (desc: lines, then cmd:; cg_annotate's order), or a
+   callgrind.out's (its marker, or the version line it may open with). */
+static int looks_like(const char *path, const char *start, const char *other)
 {
-	char head[8] = { 0 };
+	char head[32] = { 0 };
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0)
 		return 0;
 	ssize_t n = read(fd, head, sizeof(head) - 1);
 	close(fd);
-	return n > 0 && (strncmp(head, "desc:", 5) == 0 || strncmp(head, "cmd:", 4) == 0);
+	return n > 0 && (strncmp(head, start, strlen(start)) == 0 || strncmp(head, other, strlen(other)) == 0);
 }
 
 static int refuse(struct cgt_error *e, const char *path, const char *why, const char *what_to_do)
@@ -92,8 +93,11 @@ int cgt_output_check(const char *path, enum cgt_output_kind kind, const char *co
 		return refuse(e, path, "it is not a cgtrace trace", "remove it or choose another -o");
 	if (kind != CGT_OUTPUT_TRACE && trace)
 		return refuse(e, path, "it is a cgtrace trace", "choose another -o");
-	if (kind == CGT_OUTPUT_CGOUT && !looks_like_cgout(path))
+	if (kind == CGT_OUTPUT_CGOUT && !looks_like(path, "desc:", "cmd:"))
 		return refuse(e, path, "it is not a cachegrind.out file", "remove it or choose another -o");
+	if (kind == CGT_OUTPUT_CALLGRIND && !looks_like(path, "# callgrind format", "version:"))
+		return refuse(e, path, "it is not a callgrind.out file",
+			      "remove it or choose another --callgrind-out-file");
 	return 0;
 }
 

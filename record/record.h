@@ -101,14 +101,15 @@ char *cgt_expand_output_name(const char *tmpl, long pid, const char **why);
 
 /* CGT_OUTPUT_NAMED: a file the user named for an output of its own kind
    (a sweep's summary or plot): any file but a trace may be replaced. */
-enum cgt_output_kind { CGT_OUTPUT_TRACE, CGT_OUTPUT_CGOUT, CGT_OUTPUT_NAMED };
+enum cgt_output_kind { CGT_OUTPUT_TRACE, CGT_OUTPUT_CGOUT, CGT_OUTPUT_NAMED, CGT_OUTPUT_CALLGRIND };
 
 /*
  * Whether path may be written as a kind of output: refuses (negative, with
  * the message) a directory, any of the inputs (the same file by device and
  * inode, so through symlinks and hard links too), and a non-empty regular
  * file that is not of the kind (a trace is written only over a trace; a
- * cachegrind.out only over a cachegrind.out, never over a trace).
+ * cachegrind.out only over a cachegrind.out, a callgrind.out over a
+ * callgrind.out, never over a trace).
  * Devices and FIFOs pass, and are never opened here.
  */
 int cgt_output_check(const char *path, enum cgt_output_kind kind, const char *const *inputs,

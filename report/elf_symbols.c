@@ -488,7 +488,9 @@ struct elf_symbols *elf_symbols_load(Elf *elf, const char *path, const char *fou
 	return s;
 }
 
-const char *elf_symbols_find(const struct elf_symbols *s, uint64_t vaddr)
+/* ML_(search_one_symtab): the text symbol whose range holds vaddr, or
+   NULL (also when that range is a data symbol's). */
+static const struct sym *text_sym(const struct elf_symbols *s, uint64_t vaddr)
 {
 	if (s == NULL || vaddr == 0)
 		return NULL;
@@ -501,9 +503,23 @@ const char *elf_symbols_find(const struct elf_symbols *s, uint64_t vaddr)
 		else if (vaddr > m->addr + m->size - 1)
 			lo = mid + 1;
 		else
-			return m->is_text ? m->name : NULL;
+			return m->is_text ? m : NULL;
 	}
 	return NULL;
+}
+
+const char *elf_symbols_find(const struct elf_symbols *s, uint64_t vaddr)
+{
+	const struct sym *m = text_sym(s, vaddr);
+	return m != NULL ? m->name : NULL;
+}
+
+/* The start after canonicalisation: a symbol truncated by an overlap
+   starts where its kept part does. */
+int elf_symbols_is_entry(const struct elf_symbols *s, uint64_t vaddr)
+{
+	const struct sym *m = text_sym(s, vaddr);
+	return m != NULL && m->addr == vaddr;
 }
 
 void elf_symbols_free(struct elf_symbols *s)

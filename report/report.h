@@ -82,7 +82,8 @@ int cgt_archive_modules(struct cgt_archive_writer *w, struct cgt_locator *l,
 			const struct cgt_mapping *maps, size_t n, int sources, FILE *warnings,
 			struct cgt_archive_counts *counts, struct cgt_error *e);
 
-/* ---- Source positions (symbolizer.c, elf_symbols.c, dwarf_lines.c) ---- */
+/* ---- Source positions (symbolizer.c, elf_symbols.c, elf_sections.c,
+        dwarf_lines.c) ----------------------------------------------------- */
 
 /*
  * Where an instruction is, as Cachegrind names it: the file from the DWARF
@@ -115,6 +116,15 @@ void cgt_symbolizer_preload(struct cgt_symbolizer *sy, const struct cgt_module *
 /* The strings stay valid until the symbolizer is closed. */
 void cgt_symbolize(struct cgt_symbolizer *sy, uint64_t addr, uint32_t map_epoch,
 		   struct cgt_location *loc);
+/* What Valgrind 3.19's debug information tells Callgrind of a code address
+   (struct cgt_code_info, sim.h): the function, file and line cgt_symbolize
+   gives (NULL and 0 for its "???"); the module whose .text section holds
+   the address (code in .plt, .init, ... has none); the kind of section it
+   is in among every module mapped at map_epoch; whether a function symbol
+   starts exactly there.  The strings stay valid until the symbolizer is
+   closed. */
+void cgt_symbolize_code(struct cgt_symbolizer *sy, uint64_t addr, uint32_t map_epoch,
+			struct cgt_code_info *ci);
 void cgt_symbolizer_close(struct cgt_symbolizer *sy);
 
 /* ---- cachegrind.out from a profile (profile.c) ------------------------ */
@@ -133,6 +143,21 @@ void cgt_profile_lines_close(struct cgt_profile_lines *pl);
 int cgt_write_cachegrind_out(const char *path, const struct cgt_profile *p,
 			     const struct cgt_profile_lines *pl, const struct cgt_trace_header *h,
 			     struct cgt_error *e);
+
+/* ---- callgrind.out from a call-graph profile (callgrind_out.c) --------- */
+
+struct cgt_callgrind_out_options {
+	int dump_instr, dump_line;	/* positions: instr and/or line */
+	int compress_strings, compress_pos;
+	const char *cache_desc[3];	/* I1, D1, LL: "32768 B, 64 B, 8-way associative"; NULL: "" */
+};
+
+/* Writes one part (p, a dump of cgt_callgraph_run) to f, positions from
+   sy (which holds the trace's module map); h: the trace's header (pid:,
+   cmd:). */
+int cgt_write_callgrind_out(FILE *f, const struct cgt_cg_profile *p, struct cgt_symbolizer *sy,
+			    const struct cgt_trace_header *h, const struct cgt_callgrind_out_options *o,
+			    struct cgt_error *e);
 
 /* ---- cg_annotate (annotation.c, annotate_text.c, annotate_json.c,
         mod_regex.c) ----------------------------------------------------- */

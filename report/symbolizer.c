@@ -1,5 +1,7 @@
 /*
- * Instruction address -> (file, function, line), as Cachegrind names them.
+ * Instruction address -> (file, function, line), as Cachegrind names them;
+ * for Callgrind also the object, the section kind and whether a function
+ * starts there, as Valgrind's debug information answers it.
  *
  * Modules come from the trace's module map; each module's file is found
  * by the locator (module_files.c: the recorded path, the build-id cache,
@@ -24,6 +26,7 @@ struct module {
 	char *path;
 	uint64_t bias;		/* run-time address - ELF virtual address */
 	int usable;
+	struct elf_sections sections;
 	struct elf_symbols *symbols;
 	struct dwarf_lines *lines;
 };
@@ -128,6 +131,7 @@ static struct module *open_module(struct cgt_symbolizer *sy, const struct cgt_mo
 	mod->bias = bias;
 	mod->usable = usable;
 	if (usable) {
+		elf_sections_read(elf, &mod->sections);
 		mod->symbols = elf_symbols_load(elf, f.elf, f.debug, &sy->strings);
 		mod->lines = dwarf_lines_open(f.elf, f.debug, bias, &sy->strings);
 	}
@@ -188,18 +192,15 @@ static size_t cache_hash(uint64_t addr, const struct cgt_mapping *map)
 	return (size_t)(h ^ (h >> 31));
 }
 
-static void resolve(struct cgt_symbolizer *sy, uint64_t addr, const struct cgt_mapping *map,
-		    struct cgt_location *loc)
+/* The module of a mapping of the module map, opened the first time;
+   NULL if out of memory.  Valid until the next module is opened. */
+static struct module *module_of(struct cgt_symbolizer *sy, const struct cgt_mapping *map)
 {
-	loc->file = loc->fn = sy->unknown;
-	loc->line = 0;
-	if (map == NULL)
-		return;
 	size_t n = sy->n_maps, k = (size_t)(map - sy->maps);
 	if (n > sy->n_mappings) {
 		size_t *m = realloc(sy->module_of_mapping, n * sizeof(*m));
 		if (m == NULL)
-			return;
+			return NULL;
 		memset(m + sy->n_mappings, 0, (n - sy->n_mappings) * sizeof(*m));
 		sy->module_of_mapping = m;
 		sy->n_mappings = n;
@@ -207,11 +208,21 @@ static void resolve(struct cgt_symbolizer *sy, uint64_t addr, const struct cgt_m
 	if (sy->module_of_mapping[k] == 0) {
 		struct module *opened = open_module(sy, &map->module);
 		if (opened == NULL)
-			return;
+			return NULL;
 		sy->module_of_mapping[k] = (size_t)(opened - sy->modules) + 1;
 	}
-	struct module *mod = &sy->modules[sy->module_of_mapping[k] - 1];
-	if (!mod->usable)
+	return &sy->modules[sy->module_of_mapping[k] - 1];
+}
+
+static void resolve(struct cgt_symbolizer *sy, uint64_t addr, const struct cgt_mapping *map,
+		    struct cgt_location *loc)
+{
+	loc->file = loc->fn = sy->unknown;
+	loc->line = 0;
+	if (map == NULL)
+		return;
+	struct module *mod = module_of(sy, map);
+	if (mod == NULL || !mod->usable)
 		return;
 	uint64_t vaddr = addr - mod->bias;
 	const char *fn = elf_symbols_find(mod->symbols, vaddr);
@@ -258,6 +269,48 @@ void cgt_symbolize(struct cgt_symbolizer *sy, uint64_t addr, uint32_t map_epoch,
 		}
 		if (c->addr == addr && c->map == map) {
 			*loc = c->loc;
+			return;
+		}
+	}
+}
+
+/*
+ * Callgrind's object is VG_(find_DebugInfo)'s: the first DebugInfo valid
+ * now whose .text holds the address; the section kind is
+ * VG_(DebugInfo_sect_kind)'s: the first DebugInfo, valid or not, with any
+ * of its ranges holding it.  Both walk Valgrind's list, newest first (it
+ * moves a DebugInfo found one step forward now and then, which matters
+ * only where modules overlap, and live ones do not): here the modules of
+ * the mappings of map_epoch, newest first, as cgt_mapping_find.  Not
+ * cached: Callgrind asks once per block, and the walk compares ranges of
+ * modules already open.  A module whose file cannot be read has no
+ * ranges: no object is claimed for it.
+ */
+void cgt_symbolize_code(struct cgt_symbolizer *sy, uint64_t addr, uint32_t map_epoch,
+			struct cgt_code_info *ci)
+{
+	struct cgt_location loc;
+
+	cgt_symbolize(sy, addr, map_epoch, &loc);
+	memset(ci, 0, sizeof(*ci));
+	ci->fn = loc.fn != sy->unknown ? loc.fn : NULL;
+	ci->file = loc.file != sy->unknown ? loc.file : NULL;
+	ci->line = loc.line;
+	const struct cgt_mapping *map = cgt_mapping_find(sy->maps, sy->n_maps, addr, map_epoch);
+	struct module *mod = map != NULL ? module_of(sy, map) : NULL;
+	if (mod != NULL && mod->usable)
+		ci->is_entry = (uint8_t)elf_symbols_is_entry(mod->symbols, addr - mod->bias);
+	for (size_t i = sy->n_maps; i-- > 0;) {
+		map = &sy->maps[i];
+		if (map_epoch < map->epoch_mapped || map_epoch >= map->epoch_unmapped ||
+		    (mod = module_of(sy, map)) == NULL)
+			continue;
+		enum cgt_sect_kind kind = elf_sections_kind(&mod->sections, addr - mod->bias);
+		if (ci->sect_kind == CGT_SECT_UNKNOWN)
+			ci->sect_kind = (uint8_t)kind;
+		if (kind == CGT_SECT_TEXT && mod->sections.valid) {
+			ci->obj = mod->path;
+			ci->text_bias = mod->bias;
 			return;
 		}
 	}

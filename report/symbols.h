@@ -2,6 +2,7 @@
  * Internal to report/: the pieces of the symbolizer.
  *  - string_set: interning, so equal names are equal pointers;
  *  - elf_symbols: the function containing an address, by Valgrind's rules;
+ *  - elf_sections: the section ranges Valgrind's debug information has;
  *  - dwarf_lines: the file and line of an address, by Valgrind's rules.
  */
 #ifndef CGTRACE_SYMBOLS_H
@@ -10,6 +11,8 @@
 #include <gelf.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "sim.h"
 
 struct string_set {
 	char **slots;
@@ -39,7 +42,25 @@ struct elf_symbols *elf_symbols_load(Elf *elf, const char *path, const char *fou
 				     struct string_set *names);
 /* The name of the function containing vaddr, or NULL. */
 const char *elf_symbols_find(const struct elf_symbols *s, uint64_t vaddr);
+/* 1 if that function starts exactly at vaddr (VG_(get_fnname_if_entry)). */
+int elf_symbols_is_entry(const struct elf_symbols *s, uint64_t vaddr);
 void elf_symbols_free(struct elf_symbols *s);
+
+/* ELF virtual addresses [lo, lo + size); size 0: absent. */
+struct svma_range {
+	uint64_t lo, size;
+};
+
+/* The sections of an ELF file that Valgrind's debug information places
+   (elf_sections.c). */
+struct elf_sections {
+	int valid;	/* Valgrind read the file: VG_(find_DebugInfo) finds its .text */
+	struct svma_range text, data, sdata, bss, sbss, plt, got, gotplt, opd;
+};
+
+void elf_sections_read(Elf *elf, struct elf_sections *s);
+/* What VG_(DebugInfo_sect_kind) says of vaddr in this file alone. */
+enum cgt_sect_kind elf_sections_kind(const struct elf_sections *s, uint64_t vaddr);
 
 struct dwarf_lines;
 

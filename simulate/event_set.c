@@ -55,6 +55,28 @@ void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int
 	}
 }
 
+void cgt_event_set_init_callgrind(struct cgt_event_set *es, int cache_sim, int branch_sim)
+{
+	memset(es, 0, sizeof(*es));
+	add(es, "Ir", CGT_ACCESS_FETCH, CGT_EVENT_EXECUTED);
+	if (cache_sim) {
+		add(es, "Dr", CGT_ACCESS_READ, CGT_EVENT_EXECUTED);
+		add(es, "Dw", CGT_ACCESS_WRITE, CGT_EVENT_EXECUTED);
+		add(es, "I1mr", CGT_ACCESS_FETCH, CGT_LEVEL_I1);
+		add(es, "D1mr", CGT_ACCESS_READ, CGT_LEVEL_D1);
+		add(es, "D1mw", CGT_ACCESS_WRITE, CGT_LEVEL_D1);
+		add(es, "ILmr", CGT_ACCESS_FETCH, CGT_LEVEL_LL);
+		add(es, "DLmr", CGT_ACCESS_READ, CGT_LEVEL_LL);
+		add(es, "DLmw", CGT_ACCESS_WRITE, CGT_LEVEL_LL);
+	}
+	if (branch_sim) {
+		add(es, "Bc", CGT_ACCESS_COND, CGT_EVENT_EXECUTED);
+		add(es, "Bcm", CGT_ACCESS_COND, CGT_EVENT_MISPREDICT);
+		add(es, "Bi", CGT_ACCESS_INDIRECT, CGT_EVENT_EXECUTED);
+		add(es, "Bim", CGT_ACCESS_INDIRECT, CGT_EVENT_MISPREDICT);
+	}
+}
+
 int cgt_event_set_find(const struct cgt_event_set *es, enum cgt_access access, int level)
 {
 	for (unsigned k = 0; k < es->n; k++)

@@ -104,9 +104,52 @@ struct cgt_event_set {
    level-1 ones when has_L2. */
 void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int branch_sim);
 
+/* Callgrind's (sim.c CLG_(init_eventsets), in its dump order): Ir, then
+   with cache simulation Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw, then with
+   branch simulation Bc Bcm Bi Bim. */
+void cgt_event_set_init_callgrind(struct cgt_event_set *es, int cache_sim, int branch_sim);
+
 /* The index of the event that counts this (level: enum cgt_level,
    CGT_EVENT_EXECUTED or CGT_EVENT_MISPREDICT), or -1 if the set has none. */
 int cgt_event_set_find(const struct cgt_event_set *es, enum cgt_access access, int level);
+
+/* ---- What Callgrind knows of code (given by the caller) ---------------- */
+
+/* The section kinds Valgrind tells apart (pub_tool_debuginfo.h VgSectKind),
+   in its order. */
+enum cgt_sect_kind {
+	CGT_SECT_UNKNOWN,
+	CGT_SECT_TEXT,
+	CGT_SECT_DATA,
+	CGT_SECT_BSS,
+	CGT_SECT_GOT,
+	CGT_SECT_PLT,
+	CGT_SECT_GOTPLT,
+	CGT_SECT_OPD,
+};
+
+/* What Valgrind's debug information says of a code address, as Callgrind
+   asks it (bb.c new_bb / obj_of_address, fn.c get_fn_node): the strings
+   stay valid as long as whoever answers (report/'s symbolizer) is open. */
+struct cgt_code_info {
+	/* The module whose .text section holds the address (its path as
+	   mapped); NULL: none -- code in .plt, .init, a JIT, ... (Callgrind's
+	   object "???"). */
+	const char *obj;
+	uint64_t text_bias;	/* obj's: run-time address - ELF address; 0 without obj */
+	const char *fn;		/* the function containing it, named as for Cachegrind;
+				   NULL: none */
+	const char *file;	/* "dir/file" of its line; NULL: none */
+	int32_t line;		/* 0: none */
+	uint8_t sect_kind;	/* enum cgt_sect_kind, over every module mapped then */
+	uint8_t is_entry;	/* a function symbol starts exactly there */
+};
+
+struct cgt_code_lookup {
+	/* Fills ci for addr, in the module map of a block defined at map_epoch. */
+	void (*find)(void *arg, uint64_t addr, uint32_t map_epoch, struct cgt_code_info *ci);
+	void *arg;
+};
 
 /* ---- Simulator (sim.c, hier.c) ----------------------------------------- */
 
@@ -219,5 +262,113 @@ struct cgt_sweep_config {
 int cgt_sweep_expand(const struct cgt_cache_list lists[CGT_N_LEVELS],
 		     const struct cgt_hierarchy *defaults, struct cgt_sweep_config **out,
 		     struct cgt_error *e);
+
+/* ---- Call graphs: Callgrind's replay (callgraph.c) -------------------- */
+
+/*
+ * The trace replayed as Callgrind 3.19 builds its profile
+ * (callgrind/bbcc.c setup_bbcc, callstack.c, context.c, threads.c,
+ * dump.c; ../shared/docs/callgrind-callgraph.md): calls and returns from
+ * the blocks' jump kinds and the stack pointer, contexts (the function
+ * entered by the last call pays), recursion levels, PLT skipping, threads,
+ * signal handlers, client requests.  It runs in stream order on one
+ * thread.  Each dump -- a client request's, a function's, the end's --
+ * hands a profile to the caller.
+ */
+
+enum cgt_cg_arc_kind { CGT_CG_CALL, CGT_CG_JUMP, CGT_CG_COND_JUMP };
+
+/* An object, file or function of the profile.  Objects and files are
+   numbered apart from functions, as Callgrind numbers them (from 1, in
+   the order first seen); parent: a file's object, a function's file. */
+struct cgt_cg_name {
+	const char *name;
+	uint32_t parent;
+};
+
+/* A call or jump from one cost centre; inclusive cost for calls. */
+struct cgt_cg_arc {
+	uint32_t insn;		/* the instruction of the caller's block it leaves from */
+	uint8_t kind;		/* enum cgt_cg_arc_kind */
+	uint8_t at_end;		/* leaves by the block's last exit (written after its costs) */
+	uint32_t to_context, to_rec;	/* the callee's context and recursion index */
+	uint32_t to_obj;	/* the object of the code it goes to */
+	uint64_t to_addr;	/* that code's first instruction (the target position) */
+	uint64_t to_offset;	/* to_addr in its object (Callgrind's instr positions) */
+	uint32_t to_map_epoch;
+	uint64_t count;		/* calls, or jumps taken */
+	uint64_t executed;	/* conditional jumps: times the jump was reached */
+	const uint64_t *cost;	/* calls: [events.n] inclusive; jumps: NULL */
+};
+
+/* Callgrind's BBCC: one block's costs in one context and recursion level. */
+struct cgt_cg_centre {
+	uint32_t context, rec;	/* rec 0: fn, 1: fn'2, ... */
+	uint64_t addr;		/* the block's */
+	uint64_t offset;	/* addr in its object: instr positions are offsets */
+	uint32_t obj;		/* its object */
+	uint32_t map_epoch;
+	uint32_t n_insns;	/* 0: a call Callgrind never saw (a return past the first frame) */
+	const struct cgt_insn *insns;
+	const uint64_t *cost;	/* [n_insns][events.n], self */
+	const uint64_t *skipped;	/* NULL, or [events.n]: skipped (PLT) code it called,
+					   charged at its last instruction */
+	uint32_t first_arc, n_arcs;	/* arcs[first_arc ..], in Callgrind's order */
+};
+
+/* A context: functions[first .. first + n), the function itself first,
+   then its callers (--separate-callers). */
+struct cgt_cg_context {
+	uint32_t first, n;
+};
+
+struct cgt_cg_profile {
+	struct cgt_event_set events;
+	const struct cgt_cg_name *objs, *files, *fns;	/* [0] unused */
+	uint32_t n_objs, n_files, n_fns;
+	const struct cgt_cg_context *contexts;
+	const uint32_t *context_fns;
+	const struct cgt_cg_centre *centres;	/* grouped by function, in dump order */
+	size_t n_centres;
+	const struct cgt_cg_arc *arcs;
+	uint64_t summary[CGT_MAX_EVENTS];
+	unsigned part;		/* 1, 2, ... */
+	int final;		/* the dump at the end ("Program termination") */
+	const char *trigger;	/* "Client Request: ...", NULL for the end's */
+	uint64_t blocks_from, blocks_to;	/* "Timerange: Basic block a - b" */
+	/* The module map's epoch at the dump: Callgrind looks positions up
+	   when it dumps, so code unmapped by then has no lines. */
+	uint32_t map_epoch;
+};
+
+/* Callgrind's options, with its defaults given by cgt_callgraph_defaults. */
+struct cgt_callgraph_options {
+	int cache_sim, branch_sim;	/* 0, 0 */
+	struct cgt_hierarchy caches;	/* I1, D1, LL (no L2), with cache_sim */
+	int separate_recs;	/* 2 */
+	int separate_callers;	/* 0 */
+	int skip_plt;		/* 1 */
+	int skip_direct_rec;	/* 0 (its help says yes; its code says no) */
+	int collect_jumps;	/* 0 */
+	int collect_atstart;	/* 1 */
+	int instr_atstart;	/* 1 */
+	/* Function name patterns (* and ? wildcards), each list NULL-ended or NULL. */
+	const char *const *toggle_collect, *const *dump_before, *const *dump_after,
+		*const *zero_before, *const *fn_skip;
+	struct cgt_code_lookup code;
+	/* Each dump, in order: the profile is valid during the call only.
+	   Returns 0, or a negative status with e set (the run stops). */
+	int (*dump)(void *arg, const struct cgt_cg_profile *p, struct cgt_error *e);
+	void *dump_arg;
+};
+
+void cgt_callgraph_defaults(struct cgt_callgraph_options *o);
+
+/* Replays every execution d decodes, dumping as Callgrind would.  The
+   trace must carry the call facts (format 3, the valgrind backend,
+   Callgrind's translation): checked first, with a message saying how to
+   record one. */
+int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder *d,
+		      struct cgt_error *e);
 
 #endif

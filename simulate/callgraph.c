@@ -1,0 +1,1916 @@
+/*
+ * Callgrind's call graph, replayed from a trace in stream order.
+ *
+ * This follows Valgrind 3.19's callgrind/ (bbcc.c setup_bbcc,
+ * callstack.c, context.c, threads.c, dump.c, jumps.c), whose rules
+ * ../shared/docs/callgrind-callgraph.md states: each executed block is a
+ * BB (code at one object offset); before it runs, the previous block's
+ * exit decides whether this is a call, a return, a jump, or a call
+ * emulated (a jump to a function's first instruction, into another object
+ * or section kind); the stack pointer at the block's entry pops frames.
+ * Costs go to a BBCC, the block in the context of the function entered by
+ * the last call, at a recursion level; a call arc's inclusive cost is the
+ * thread's counter at the return minus at the call.  Names differ from
+ * Callgrind's where the two would only differ in memory addresses (its
+ * dump order compares pointers): we number nodes in the order first seen.
+ *
+ * Without cache simulation Callgrind counts a block's instructions when
+ * the next block starts (the exit taken says how many ran), and that is
+ * all it counts: events "Ir".
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "block_program.h"
+#include "branch_model.h"
+#include "cache_model.h"
+#include "sim.h"
+
+#define NONE UINT32_MAX
+
+/* Callgrind's jump kinds of a block's exits (global.h ClgJumpKind). */
+enum { JK_NONE, JK_JUMP, JK_CALL, JK_RETURN };
+
+/* ---- Growable arrays: every table is one, addressed by index ---------- */
+
+struct vec {
+	void *v;
+	size_t n, cap, size;
+};
+
+/* Room for one more element: its index, or -1 if out of memory. */
+static long vec_push(struct vec *a)
+{
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 64;
+		void *v = realloc(a->v, cap * a->size);
+		if (v == NULL)
+			return -1;
+		a->v = v;
+		a->cap = cap;
+	}
+	memset((char *)a->v + a->n * a->size, 0, a->size);
+	return (long)a->n++;
+}
+
+/* n zeroed u64s (or u32s: the vec's size) at the end: the offset of the
+   first, or -1. */
+static long vec_extend(struct vec *a, size_t n)
+{
+	if (a->n + n > a->cap) {
+		size_t cap = a->cap ? a->cap : 256;
+		while (cap < a->n + n)
+			cap *= 2;
+		void *v = realloc(a->v, cap * a->size);
+		if (v == NULL)
+			return -1;
+		a->v = v;
+		a->cap = cap;
+	}
+	memset((char *)a->v + a->n * a->size, 0, n * a->size);
+	size_t at = a->n;
+	a->n += n;
+	return (long)at;
+}
+
+#define AT(vec, type, i) (((type *)(vec).v)[i])
+
+/* ---- Nodes: objects, files, functions, contexts, BBs ------------------ */
+
+struct name_node {
+	const char *name;
+	uint32_t parent;	/* a file's object, a function's file */
+	uint32_t next;		/* same hash */
+};
+
+struct fn_node {
+	uint8_t skip, pop_on_jump, toggle_collect, dump_before, dump_after, zero_before;
+	int separate_recs, separate_callers;
+};
+
+struct context {
+	uint32_t first, n;	/* in context_fns */
+	uint64_t hash;
+	uint32_t next;		/* same hash */
+};
+
+struct bb {
+	uint64_t addr, offset;	/* offset: in its object (addr - the object's bias) */
+	uint32_t obj, fn, map_epoch;
+	uint32_t n_insns, cjmp_count;	/* cjmp_count + 1 exits */
+	const struct cgt_insn *insns;
+	uint32_t jmp;		/* in bb_jmps: [cjmp_count + 1] of {instr, kind} */
+	uint8_t sect_kind, is_entry, inverted;
+	uint32_t bbcc_list;	/* its first BBCC (rec 0 ones, newest first) */
+	uint32_t last_bbcc;
+	uint32_t next;		/* same address */
+};
+
+struct bb_jmp {
+	uint32_t instr;
+	uint8_t kind;
+};
+
+struct bbcc {
+	uint32_t bb, cxt, rec;
+	uint32_t rec_array;	/* in u32s: [separate_recs] BBCCs, NONE where none */
+	uint32_t next_bbcc;	/* the BB's next rec 0 BBCC */
+	uint32_t lru_next;	/* the BBCC executed after it last time */
+	uint64_t ecounter_sum, ret_counter;
+	uint32_t exits;		/* in u64s: [cjmp_count + 1] executions left by each exit */
+	uint32_t jcc_heads;	/* in u32s: [cjmp_count + 1] first arc of each exit */
+	uint32_t skipped;	/* in u64s: [n_ev], 0: none yet */
+	uint32_t cost;		/* in u64s: [n_insns][n_ev], events charged as they
+				   happen (cache and branch simulation); 0: none */
+	uint32_t order;
+	uint8_t listed;		/* taken into the dump being built */
+};
+
+struct arc {
+	uint32_t from, jmp, to;
+	uint8_t kind;		/* enum cgt_cg_arc_kind */
+	uint32_t next_from;
+	uint64_t call_counter;
+	uint32_t cost;		/* in u64s: [n_ev] */
+};
+
+/* ---- Threads ----------------------------------------------------------- */
+
+struct exec_state {
+	uint64_t cost[CGT_MAX_EVENTS];
+	int collect;
+	uint32_t cxt, bbcc, passed, nonskipped;
+	uint32_t sig;
+	uint32_t call_stack_bottom;
+};
+
+struct call_entry {
+	uint32_t arc;		/* NONE: a skipped function's frame */
+	uint64_t sp, ret_addr;
+	uint64_t enter_cost[CGT_MAX_EVENTS];
+	uint32_t nonskipped;
+	/* what push_cxt saved here: the context before, the function stack's depth */
+	uint32_t cxt, fn_sp;
+};
+
+struct thread {
+	uint32_t tid;
+	struct vec states;	/* struct exec_state; the last is current */
+	struct vec calls;	/* struct call_entry: [sp] is the next frame's */
+	uint32_t sp;
+	struct vec fns;		/* uint32_t function stack: [0] = 0, 0 marks a handler */
+	uint32_t fn_top;
+	struct vec active;	/* uint32_t per function: activations */
+	uint64_t lastdump_cost[CGT_MAX_EVENTS], sighandler_cost[CGT_MAX_EVENTS];
+};
+
+struct replay {
+	const struct cgt_callgraph_options *o;
+	const struct cgt_decoder *d;
+	struct cgt_event_set events;
+	unsigned n_ev;
+	/* the events' columns (-1: not counted) */
+	int ev_dr, ev_dw, ev_i1mr, ev_d1mr, ev_d1mw, ev_ilmr, ev_dlmr, ev_dlmw, ev_bc, ev_bcm, ev_bi, ev_bim;
+	int charged;		/* events are charged as they happen (cache or branch simulation) */
+	struct cache_model cache[3];	/* I1, D1, LL */
+	struct branch_model *predictor;
+	uint32_t min_line;
+	struct vec objs, files, fn_names;	/* struct name_node */
+	struct vec fns;		/* struct fn_node, by function number */
+	struct vec contexts;	/* struct context */
+	struct vec context_fns;	/* uint32_t */
+	struct vec bbs;		/* struct bb */
+	struct vec bb_jmps;	/* struct bb_jmp */
+	struct vec bbccs;	/* struct bbcc */
+	struct vec arcs;	/* struct arc */
+	struct vec u64s, u32s;
+	struct vec owned;	/* char *: names we made */
+	struct cgt_map name_index, context_index, bb_index;
+	struct vec block_bb;	/* uint32_t: trace block id -> BB + 1 */
+	struct thread **threads;	/* by tid */
+	uint32_t n_threads;
+	struct thread *cur;
+	int instrumenting;
+	uint32_t exit_fn;	/* the first function named _exit (the freeres hack) */
+	uint64_t bb_executions, bbs_done;
+	unsigned dumps;
+	int failed;		/* out of memory inside a rule: reported at the next step */
+};
+
+#define BB(r, i) AT((r)->bbs, struct bb, i)
+#define BBCC(r, i) AT((r)->bbccs, struct bbcc, i)
+#define ARC(r, i) AT((r)->arcs, struct arc, i)
+#define FN(r, i) AT((r)->fns, struct fn_node, i)
+#define CXT(r, i) AT((r)->contexts, struct context, i)
+#define U64(r, i) (&AT((r)->u64s, uint64_t, i))
+#define U32(r, i) (&AT((r)->u32s, uint32_t, i))
+
+static struct exec_state *state(struct thread *t)
+{
+	return &AT(t->states, struct exec_state, t->states.n - 1);
+}
+
+static struct call_entry *entry(struct thread *t, uint32_t i)
+{
+	return &AT(t->calls, struct call_entry, i);
+}
+
+static uint32_t *active(struct replay *r, struct thread *t, uint32_t fn)
+{
+	while (t->active.n <= fn)
+		if (vec_push(&t->active) < 0) {
+			r->failed = 1;
+			static uint32_t scratch;
+			return &scratch;
+		}
+	return &AT(t->active, uint32_t, fn);
+}
+
+/* ---- Names ------------------------------------------------------------- */
+
+static uint64_t hash_text(const char *s, uint64_t h)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+/* The node of (parent, name) in nodes (objects, files or functions; pool
+   salts the hash), made if new: its number (from 1), or 0. */
+static uint32_t name_node(struct replay *r, struct vec *nodes, uint64_t pool, uint32_t parent,
+			  const char *name)
+{
+	uint64_t key = hash_text(name, (pool << 32 | parent) * 0x9E3779B97F4A7C15ull + 0xcbf29ce484222325ull);
+	void *head = cgt_map_get(&r->name_index, key);
+	for (uint32_t i = head ? (uint32_t)(uintptr_t)head : 0; i != 0;
+	     i = AT(*nodes, struct name_node, i).next) {
+		struct name_node *n = &AT(*nodes, struct name_node, i);
+		if (n->parent == parent && strcmp(n->name, name) == 0)
+			return i;
+	}
+	if (nodes->n == 0 && vec_push(nodes) < 0)	/* [0] unused */
+		return 0;
+	long i = vec_push(nodes);
+	if (i < 0 || i >= (long)UINT32_MAX)
+		return 0;
+	struct name_node *n = &AT(*nodes, struct name_node, i);
+	n->name = name;
+	n->parent = parent;
+	n->next = head ? (uint32_t)(uintptr_t)head : 0;
+	if (cgt_map_put(&r->name_index, key, (void *)(uintptr_t)i) < 0)
+		return 0;
+	return (uint32_t)i;
+}
+
+/* Callgrind's function patterns: * any run, ? any character. */
+static int pattern_match(const char *p, const char *s)
+{
+	for (; *p; p++, s++) {
+		if (*p == '*') {
+			for (const char *t = s;; t++) {
+				if (pattern_match(p + 1, t))
+					return 1;
+				if (*t == '\0')
+					return 0;
+			}
+		}
+		if (*s == '\0' || (*p != '?' && *p != *s))
+			return 0;
+	}
+	return *s == '\0';
+}
+
+static int matches_any(const char *const *patterns, const char *name)
+{
+	for (; patterns != NULL && *patterns != NULL; patterns++)
+		if (pattern_match(*patterns, name))
+			return 1;
+	return 0;
+}
+
+/* ---- BBs and their functions (bb.c new_bb, fn.c get_fn_node) ------------ */
+
+static const char *const unknown = "???";
+
+/* The BB of a trace block, made on its first execution, as Callgrind
+   makes it on its first translation. */
+static uint32_t get_bb(struct replay *r, const struct cgt_block *blk)
+{
+	while (r->block_bb.n <= blk->id)
+		if (vec_push(&r->block_bb) < 0)
+			return NONE;
+	uint32_t known = AT(r->block_bb, uint32_t, blk->id);
+	if (known != 0)
+		return known - 1;
+
+	uint64_t addr = blk->insns[0].addr;
+	struct cgt_code_info ci = { 0 };
+	r->o->code.find(r->o->code.arg, addr, blk->map_epoch, &ci);
+	uint32_t obj = name_node(r, &r->objs, 1, 0, ci.obj ? ci.obj : unknown);
+	if (obj == 0)
+		return NONE;
+	uint64_t offset = addr - (ci.obj ? ci.text_bias : 0);
+
+	/* A translation of code seen before is the same BB. */
+	void *head = cgt_map_get(&r->bb_index, addr);
+	for (uint32_t i = head ? (uint32_t)(uintptr_t)head - 1 : NONE; i != NONE; i = BB(r, i).next)
+		if (BB(r, i).obj == obj && BB(r, i).offset == offset) {
+			AT(r->block_bb, uint32_t, blk->id) = i + 1;
+			return i;
+		}
+
+	long jmp = vec_extend(&r->bb_jmps, blk->n_exits + 1);
+	long i = vec_push(&r->bbs);
+	if (jmp < 0 || i < 0)
+		return NONE;
+	struct bb *bb = &BB(r, i);
+	bb->addr = addr;
+	bb->offset = offset;
+	bb->obj = obj;
+	bb->map_epoch = blk->map_epoch;
+	bb->n_insns = blk->n_insns;
+	bb->insns = blk->insns;
+	bb->cjmp_count = blk->n_exits;
+	bb->jmp = (uint32_t)jmp;
+	bb->sect_kind = ci.sect_kind;
+	bb->bbcc_list = bb->last_bbcc = NONE;
+	bb->next = head ? (uint32_t)(uintptr_t)head - 1 : NONE;
+
+	/* Its exits as Callgrind classes them (main.c CLG_(instrument)): a
+	   side exit or the end is a call or return by its VEX kind, else a
+	   fall-through if it goes to the next instruction, else a jump. */
+	struct bb_jmp *j = &AT(r->bb_jmps, struct bb_jmp, jmp);
+	for (uint32_t k = 0; k <= blk->n_exits; k++) {
+		uint32_t instr = k < blk->n_exits ? blk->ops[blk->exit_ops[k]].insn : blk->n_insns - 1;
+		const struct cgt_jump *jk = blk->jumps != NULL ? &blk->jumps[k < blk->n_exits ? k + 1 : 0] : NULL;
+		uint64_t next = blk->insns[instr].addr + blk->insns[instr].len;
+		j[k].instr = instr;
+		j[k].kind = jk == NULL ? JK_JUMP
+			    : jk->kind == CGT_JUMP_CALL ? JK_CALL
+			    : jk->kind == CGT_JUMP_RETURN ? JK_RETURN
+			    : jk->dst_known && jk->dst == next ? JK_NONE : JK_JUMP;
+	}
+	/* VEX inverts a block's last branch when its side exit goes to the
+	   next instruction (main.c CLG_(collectBlockInfo)): the side exit and
+	   the end trade places. */
+	if (blk->n_exits > 0 && blk->jumps != NULL) {
+		uint32_t last = blk->n_exits - 1;
+		const struct cgt_insn *in = &blk->insns[j[last].instr];
+		bb->inverted = j[last].instr == blk->n_insns - 1 && blk->jumps[blk->n_exits].dst_known &&
+			       blk->jumps[blk->n_exits].dst == in->addr + in->len;
+		if (bb->inverted) {
+			struct bb_jmp t = j[last];
+			j[last] = j[last + 1];
+			j[last + 1] = t;
+		}
+	}
+
+	/* Its function: named by its first instruction; code without a name
+	   is a function of its own at its offset. */
+	char unnamed[64];
+	const char *name = ci.fn;
+	if (name == NULL) {
+		static const char *const suffix[] = { "", "", " [Data]", " [BSS]", " [GOT]", " [PLT]", "", "" };
+		snprintf(unnamed, sizeof(unnamed), "0x%016llx%s", (unsigned long long)offset,
+			 suffix[ci.sect_kind < 8 ? ci.sect_kind : 0]);
+		name = unnamed;
+	} else {
+		bb->is_entry = ci.is_entry;
+	}
+	/* Valgrind runs _exit through its freeres wrapper; Callgrind names
+	   that after the _exit it saw first. */
+	uint32_t file_node = 0;
+	if (strcmp(name, "vgPlain___libc_freeres_wrapper") == 0 && r->exit_fn != 0) {
+		uint32_t fn = r->exit_fn;
+		file_node = AT(r->fn_names, struct name_node, fn).parent;
+		name = AT(r->fn_names, struct name_node, fn).name;
+	} else {
+		file_node = name_node(r, &r->files, 2, obj, ci.file ? ci.file : unknown);
+	}
+	char *copy = NULL;
+	if (name == unnamed && (name = copy = strdup(unnamed)) == NULL)
+		return NONE;
+	uint32_t before = (uint32_t)r->fn_names.n;
+	uint32_t fn = file_node ? name_node(r, &r->fn_names, 3, file_node, name) : 0;
+	if (fn == 0) {
+		free(copy);
+		return NONE;
+	}
+	if (copy != NULL) {
+		/* the unnamed code's name: ours to free, if its node took it */
+		long k = AT(r->fn_names, struct name_node, fn).name == copy ? vec_push(&r->owned) : -2;
+		if (k == -1) {
+			free(copy);
+			return NONE;
+		}
+		if (k >= 0)
+			AT(r->owned, char *, k) = copy;
+		else
+			free(copy);
+	}
+	if (r->fn_names.n > before) {
+		/* first sight: its settings (fn.c get_fn_node, clo.c update_fn_config) */
+		while (r->fns.n <= fn)
+			if (vec_push(&r->fns) < 0)
+				return NONE;
+		const char *fname = AT(r->fn_names, struct name_node, fn).name;
+		struct fn_node *f = &FN(r, fn);
+		f->skip = (ci.sect_kind == CGT_SECT_PLT && r->o->skip_plt) || matches_any(r->o->fn_skip, fname);
+		f->pop_on_jump = strncmp(fname, "_dl_runtime_resolve", 19) == 0;
+		f->toggle_collect = matches_any(r->o->toggle_collect, fname);
+		f->dump_before = matches_any(r->o->dump_before, fname);
+		f->dump_after = matches_any(r->o->dump_after, fname);
+		f->zero_before = matches_any(r->o->zero_before, fname);
+		f->separate_recs = r->o->separate_recs;
+		f->separate_callers = r->o->separate_callers;
+	}
+	if (r->exit_fn == 0 && strcmp(AT(r->fn_names, struct name_node, fn).name, "_exit") == 0)
+		r->exit_fn = fn;
+	BB(r, i).fn = fn;
+	if (cgt_map_put(&r->bb_index, addr, (void *)(uintptr_t)(i + 1)) < 0)
+		return NONE;
+	AT(r->block_bb, uint32_t, blk->id) = (uint32_t)i + 1;
+	return (uint32_t)i;
+}
+
+/* ---- Contexts (context.c) ---------------------------------------------- */
+
+/* The context of the function stack's top: the function and up to
+   separate_callers callers, not past a handler's marker. */
+static uint32_t get_cxt(struct replay *r, struct thread *t)
+{
+	const uint32_t *stack = &AT(t->fns, uint32_t, 0);
+	uint32_t top = stack[t->fn_top];
+	if (top == 0)
+		return NONE;
+	uint32_t size = (uint32_t)FN(r, top).separate_callers + 1, n = 0;
+	uint64_t hash = 0;
+	while (n < size && n < t->fn_top && stack[t->fn_top - n] != 0)
+		hash = (hash * 0x9E3779B97F4A7C15ull) ^ stack[t->fn_top - n++];
+	hash ^= 0x5bd1e995ull << 32;
+	void *head = cgt_map_get(&r->context_index, hash);
+	for (uint32_t i = head ? (uint32_t)(uintptr_t)head - 1 : NONE; i != NONE; i = CXT(r, i).next) {
+		struct context *c = &CXT(r, i);
+		if (c->n == n) {
+			const uint32_t *fns = &AT(r->context_fns, uint32_t, c->first);
+			uint32_t k = 0;
+			while (k < n && fns[k] == stack[t->fn_top - k])
+				k++;
+			if (k == n)
+				return i;
+		}
+	}
+	long first = vec_extend(&r->context_fns, n);
+	long i = vec_push(&r->contexts);
+	if (first < 0 || i < 0) {
+		r->failed = 1;
+		return NONE;
+	}
+	for (uint32_t k = 0; k < n; k++)
+		AT(r->context_fns, uint32_t, first + k) = stack[t->fn_top - k];
+	struct context *c = &CXT(r, i);
+	c->first = (uint32_t)first;
+	c->n = n;
+	c->hash = hash;
+	c->next = head ? (uint32_t)(uintptr_t)head - 1 : NONE;
+	if (cgt_map_put(&r->context_index, hash, (void *)(uintptr_t)(i + 1)) < 0)
+		r->failed = 1;
+	return (uint32_t)i;
+}
+
+static uint32_t cxt_fn(struct replay *r, uint32_t cxt)
+{
+	return AT(r->context_fns, uint32_t, CXT(r, cxt).first);
+}
+
+static int ensure_calls(struct replay *r, struct thread *t, uint32_t n)
+{
+	while (t->calls.n < n)
+		if (vec_push(&t->calls) < 0) {
+			r->failed = 1;
+			return -1;
+		}
+	return 0;
+}
+
+/* Enters fn's context (0: a signal handler's marker), saving the one
+   before in the next frame's entry. */
+static void push_cxt(struct replay *r, struct thread *t, uint32_t fn)
+{
+	struct exec_state *s = state(t);
+	if (ensure_calls(r, t, t->sp + 1) < 0)
+		return;
+	entry(t, t->sp)->cxt = s->cxt;
+	entry(t, t->sp)->fn_sp = t->fn_top;
+	uint32_t *stack = &AT(t->fns, uint32_t, 0);
+	if (fn != 0 && stack[t->fn_top] == fn)
+		return;
+	if (fn != 0 && stack[t->fn_top] == 0)
+		(*active(r, t, fn))++;	/* the first function of a stack */
+	if (t->fn_top + 1 >= t->fns.n && vec_push(&t->fns) < 0) {
+		r->failed = 1;
+		return;
+	}
+	AT(t->fns, uint32_t, ++t->fn_top) = fn;
+	s->cxt = get_cxt(r, t);
+}
+
+/* ---- BBCCs (bbcc.c) -------------------------------------------------------- */
+
+static uint32_t new_bbcc(struct replay *r, uint32_t bb, uint32_t cxt, uint32_t rec)
+{
+	uint32_t jmps = BB(r, bb).cjmp_count + 1;
+	long exits = vec_extend(&r->u64s, jmps);
+	long heads = vec_extend(&r->u32s, jmps);
+	long i = vec_push(&r->bbccs);
+	if (exits < 0 || heads < 0 || i < 0 || r->u64s.n > UINT32_MAX / 2) {
+		r->failed = 1;
+		return NONE;
+	}
+	long cost = 0;
+	if (r->charged && BB(r, bb).n_insns > 0 &&
+	    (cost = vec_extend(&r->u64s, (size_t)BB(r, bb).n_insns * r->n_ev)) < 0) {
+		r->failed = 1;
+		return NONE;
+	}
+	for (uint32_t k = 0; k < jmps; k++)
+		*U32(r, heads + k) = NONE;
+	struct bbcc *c = &BBCC(r, i);
+	c->cost = (uint32_t)cost;
+	c->bb = bb;
+	c->cxt = cxt;
+	c->rec = rec;
+	c->rec_array = NONE;
+	c->lru_next = NONE;
+	c->exits = (uint32_t)exits;
+	c->jcc_heads = (uint32_t)heads;
+	c->order = (uint32_t)i;
+	return (uint32_t)i;
+}
+
+/* A rec 0 BBCC of bb in context cxt, with room for its recursion levels. */
+static uint32_t new_rec0_bbcc(struct replay *r, uint32_t bb, uint32_t cxt, int recs)
+{
+	uint32_t c = new_bbcc(r, bb, cxt, 0);
+	long a = c == NONE ? -1 : vec_extend(&r->u32s, (size_t)recs);
+	if (a < 0) {
+		r->failed = 1;
+		return NONE;
+	}
+	for (int k = 0; k < recs; k++)
+		*U32(r, a + k) = NONE;
+	*U32(r, a) = c;
+	BBCC(r, c).rec_array = (uint32_t)a;
+	BBCC(r, c).next_bbcc = BB(r, bb).bbcc_list;
+	BB(r, bb).bbcc_list = c;
+	return c;
+}
+
+static uint32_t lookup_bbcc(struct replay *r, uint32_t bb, uint32_t cxt)
+{
+	uint32_t last = BB(r, bb).last_bbcc;
+	if (last != NONE && BBCC(r, last).cxt == cxt)
+		return last;
+	for (uint32_t c = BB(r, bb).bbcc_list; c != NONE; c = BBCC(r, c).next_bbcc)
+		if (BBCC(r, c).cxt == cxt)
+			return c;
+	return NONE;
+}
+
+/* ---- Arcs (jumps.c) ----------------------------------------------------- */
+
+static uint32_t get_jcc(struct replay *r, uint32_t from, uint32_t jmp, uint32_t to)
+{
+	uint32_t *head = U32(r, BBCC(r, from).jcc_heads + jmp);
+	for (uint32_t a = *head; a != NONE; a = ARC(r, a).next_from)
+		if (ARC(r, a).to == to)
+			return a;
+	long cost = vec_extend(&r->u64s, r->n_ev);
+	long a = vec_push(&r->arcs);
+	if (cost < 0 || a < 0 || r->u64s.n > UINT32_MAX) {
+		r->failed = 1;
+		return NONE;
+	}
+	head = U32(r, BBCC(r, from).jcc_heads + jmp);
+	struct arc *arc = &ARC(r, a);
+	arc->from = from;
+	arc->jmp = jmp;
+	arc->to = to;
+	arc->kind = CGT_CG_CALL;
+	arc->cost = (uint32_t)cost;
+	arc->next_from = *head;
+	*head = (uint32_t)a;
+	return (uint32_t)a;
+}
+
+/* ---- Costs ----------------------------------------------------------------- */
+
+static int is_zero(const uint64_t *c, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++)
+		if (c[k] != 0)
+			return 0;
+	return 1;
+}
+
+/* to += now - before; before = now (events.c add_diff_cost_lz).  1 if
+   anything was added. */
+static int add_diff(uint64_t *to, uint64_t *before, const uint64_t *now, unsigned n)
+{
+	int any = 0;
+	for (unsigned k = 0; k < n; k++) {
+		any |= now[k] != before[k];
+		to[k] += now[k] - before[k];
+		before[k] = now[k];
+	}
+	return any;
+}
+
+/* ---- Dumps (dump.c) ------------------------------------------------------------ */
+
+static int dump_profile(struct replay *r, const char *trigger, struct cgt_error *e);
+static void zero_all_cost(struct replay *r, struct thread *t);
+
+/* ---- The call stack (callstack.c) ---------------------------------------------- */
+
+static void function_entered(struct replay *r, struct thread *t, uint32_t fn, struct cgt_error *e)
+{
+	struct fn_node *f = &FN(r, fn);
+	if (f->dump_before) {
+		char trigger[512];
+		snprintf(trigger, sizeof(trigger), "--dump-before=%s",
+			 AT(r->fn_names, struct name_node, fn).name);
+		if (dump_profile(r, trigger, e) < 0)
+			r->failed = 2;
+	} else if (f->zero_before) {
+		zero_all_cost(r, t);
+	}
+	if (f->toggle_collect)
+		state(t)->collect = !state(t)->collect;
+}
+
+static void function_left(struct replay *r, struct thread *t, uint32_t fn, struct cgt_error *e)
+{
+	struct fn_node *f = &FN(r, fn);
+	if (f->dump_after) {
+		char trigger[512];
+		snprintf(trigger, sizeof(trigger), "--dump-after=%s",
+			 AT(r->fn_names, struct name_node, fn).name);
+		if (dump_profile(r, trigger, e) < 0)
+			r->failed = 2;
+	}
+	if (f->toggle_collect)
+		state(t)->collect = !state(t)->collect;
+}
+
+static void push_call_stack(struct replay *r, struct thread *t, uint32_t from, uint32_t jmp,
+			    uint32_t to, uint64_t sp, int skip, struct cgt_error *e)
+{
+	struct exec_state *s = state(t);
+	if (ensure_calls(r, t, t->sp + 2) < 0)
+		return;
+	uint32_t a = NONE;
+	if (!skip) {
+		uint32_t to_fn = cxt_fn(r, BBCC(r, to).cxt);
+		memcpy(entry(t, t->sp)->enter_cost, s->cost, sizeof(s->cost));
+		a = get_jcc(r, from, jmp, to);
+		if (a == NONE)
+			return;
+		uint32_t *depth = active(r, t, to_fn);
+		if (!r->o->skip_direct_rec || cxt_fn(r, BBCC(r, from).cxt) != to_fn)
+			(*depth)++;
+		ARC(r, a).call_counter++;
+		if (*depth == 1)
+			function_entered(r, t, to_fn, e);
+	}
+	const struct bb *fb = &BB(r, BBCC(r, from).bb);
+	const struct bb_jmp *j = &AT(r->bb_jmps, struct bb_jmp, fb->jmp + jmp);
+	struct call_entry *c = entry(t, t->sp);
+	c->arc = a;
+	c->sp = sp;
+	c->ret_addr = j->kind == JK_CALL ? fb->insns[j->instr].addr + fb->insns[j->instr].len : 0;
+	c->nonskipped = s->nonskipped;
+	t->sp++;
+	entry(t, t->sp)->cxt = NONE;
+	if (!skip) {
+		s->nonskipped = NONE;
+	} else if (s->nonskipped == NONE) {
+		/* a call from a counted function into a skipped one */
+		s->nonskipped = from;
+		if (BBCC(r, from).skipped == 0) {
+			long k = vec_extend(&r->u64s, r->n_ev);
+			if (k < 0 || r->u64s.n > UINT32_MAX)
+				r->failed = 1;
+			else
+				BBCC(r, from).skipped = (uint32_t)k;
+		}
+	}
+}
+
+static void post_signal(struct replay *r, struct thread *t, struct cgt_error *e);
+
+static void pop_call_stack(struct replay *r, struct thread *t, struct cgt_error *e)
+{
+	struct exec_state *s = state(t);
+	if (s->sig > 0 && t->sp == s->call_stack_bottom) {
+		/* leaving a handler without its return: longjmp */
+		post_signal(r, t, e);
+		s = state(t);
+	}
+	if (t->sp == 0)
+		return;
+	struct call_entry *c = entry(t, t->sp - 1);
+	uint32_t a = c->arc;
+	s->nonskipped = c->nonskipped;
+	if (a != NONE) {
+		struct arc *arc = &ARC(r, a);
+		uint32_t to_fn = cxt_fn(r, BBCC(r, arc->to).cxt);
+		uint32_t *depth = active(r, t, to_fn);
+		if (!r->o->skip_direct_rec || cxt_fn(r, BBCC(r, arc->from).cxt) != to_fn)
+			(*depth)--;
+		uint32_t left = *depth;
+		if (add_diff(U64(r, arc->cost), c->enter_cost, s->cost, r->n_ev))
+			BBCC(r, arc->from).ret_counter++;
+		s->cxt = c->cxt;
+		t->fn_top = c->fn_sp;
+		if (left == 0)
+			function_left(r, t, to_fn, e);
+	}
+	entry(t, t->sp - 1)->cxt = NONE;
+	t->sp--;
+}
+
+static int unwind_call_stack(struct replay *r, struct thread *t, uint64_t sp, int minpops,
+			     struct cgt_error *e)
+{
+	int count = 0;
+	while (t->sp > 0) {
+		struct call_entry *c = entry(t, t->sp - 1);
+		if (c->sp < sp || (c->sp == sp && minpops > 0)) {
+			minpops--;
+			count++;
+			pop_call_stack(r, t, e);
+			continue;
+		}
+		break;
+	}
+	return count;
+}
+
+/* ---- Signals and threads (threads.c) ------------------------------------------ */
+
+static void init_exec_state(struct replay *r, struct exec_state *s)
+{
+	s->collect = r->o->collect_atstart;
+	s->cxt = s->bbcc = s->nonskipped = NONE;
+	s->passed = 0;
+}
+
+static struct thread *get_thread(struct replay *r, uint32_t tid)
+{
+	if (tid >= r->n_threads) {
+		uint32_t n = tid + 16;
+		struct thread **v = realloc(r->threads, n * sizeof(*v));
+		if (v == NULL)
+			return NULL;
+		memset(v + r->n_threads, 0, (n - r->n_threads) * sizeof(*v));
+		r->threads = v;
+		r->n_threads = n;
+	}
+	if (r->threads[tid] == NULL) {
+		struct thread *t = calloc(1, sizeof(*t));
+		if (t == NULL)
+			return NULL;
+		t->tid = tid;
+		t->states.size = sizeof(struct exec_state);
+		t->calls.size = sizeof(struct call_entry);
+		t->fns.size = t->active.size = sizeof(uint32_t);
+		r->threads[tid] = t;
+		if (vec_push(&t->states) < 0 || vec_push(&t->fns) < 0 || ensure_calls(r, t, 1) < 0)
+			return NULL;
+		init_exec_state(r, state(t));
+		entry(t, 0)->cxt = NONE;
+	}
+	return r->threads[tid];
+}
+
+static void pre_signal(struct replay *r, struct thread *t, uint32_t signo)
+{
+	uint32_t bottom = t->sp;
+	if (vec_push(&t->states) < 0) {
+		r->failed = 1;
+		return;
+	}
+	struct exec_state *s = state(t);
+	init_exec_state(r, s);
+	s->sig = signo;
+	s->call_stack_bottom = bottom;
+	push_cxt(r, t, 0);
+}
+
+static void post_signal(struct replay *r, struct thread *t, struct cgt_error *e)
+{
+	struct exec_state *s = state(t);
+	if (t->states.n < 2 || s->sig == 0)
+		return;
+	while (t->sp > s->call_stack_bottom) {
+		uint32_t sp = t->sp;
+		s->sig = 0;	/* no post_signal from inside the pops */
+		pop_call_stack(r, t, e);
+		s = state(t);
+		s->sig = 1;
+		if (t->sp == sp)
+			break;
+	}
+	if (s->cxt != NONE)
+		(*active(r, t, cxt_fn(r, s->cxt)))--;
+	uint32_t *stack = &AT(t->fns, uint32_t, 0);
+	if (t->fn_top > 0) {
+		if (stack[t->fn_top] != 0)
+			t->fn_top--;
+		if (t->fn_top > 0)
+			t->fn_top--;
+	}
+	for (unsigned k = 0; k < r->n_ev; k++)
+		t->sighandler_cost[k] += s->cost[k];
+	t->states.n--;
+}
+
+/* Frames, handlers and context gone, as at an instrumentation switch and
+   at the end (main.c unwind_thread). */
+static void unwind_thread(struct replay *r, struct thread *t, struct cgt_error *e)
+{
+	while (t->states.n > 1)
+		post_signal(r, t, e);
+	while (t->sp > 0)
+		pop_call_stack(r, t, e);
+	init_exec_state(r, state(t));
+	t->fn_top = 0;
+}
+
+/* ---- A return past the first frame (bbcc.c handleUnderflow) ------------------- */
+
+static void handle_underflow(struct replay *r, struct thread *t, uint32_t bb, struct cgt_error *e)
+{
+	struct exec_state *s = state(t);
+	/* Callgrind makes a BB at the return address - 1, without
+	   instructions, whose BBCC stands for the call it never saw. */
+	uint64_t addr = BB(r, bb).addr - 1;
+	uint32_t src_bb = NONE;
+	void *head = cgt_map_get(&r->bb_index, addr);
+	for (uint32_t i = head ? (uint32_t)(uintptr_t)head - 1 : NONE; i != NONE; i = BB(r, i).next)
+		if (BB(r, i).obj == BB(r, bb).obj)
+			src_bb = i;
+	int seen_before = src_bb != NONE;
+	if (!seen_before) {
+		long jmp = vec_extend(&r->bb_jmps, 1);
+		long i = vec_push(&r->bbs);
+		if (jmp < 0 || i < 0 || cgt_map_put(&r->bb_index, addr, (void *)(uintptr_t)(i + 1)) < 0) {
+			r->failed = 1;
+			return;
+		}
+		struct bb *b = &BB(r, i);
+		*b = BB(r, bb);
+		b->addr = addr;
+		b->offset--;
+		b->n_insns = 0;
+		b->insns = NULL;
+		b->cjmp_count = 0;
+		b->jmp = (uint32_t)jmp;
+		b->is_entry = 0;
+		b->bbcc_list = b->last_bbcc = NONE;
+		b->next = head ? (uint32_t)(uintptr_t)head - 1 : NONE;
+		src_bb = (uint32_t)i;
+	}
+	uint32_t source = BB(r, src_bb).bbcc_list;
+	if (source == NONE) {
+		source = new_bbcc(r, src_bb, NONE, 0);
+		if (source == NONE)
+			return;
+		BBCC(r, source).next_bbcc = NONE;
+		BB(r, src_bb).bbcc_list = BB(r, src_bb).last_bbcc = source;
+	}
+	if (!seen_before)
+		BBCC(r, source).ecounter_sum = s->collect ? 1 : 0;
+	else if (s->collect)
+		BBCC(r, source).ecounter_sum++;
+
+	/* a new top context: the function returned to */
+	uint32_t caller = BB(r, bb).fn;
+	if (t->fn_top > 0)
+		t->fn_top--;
+	s->cxt = NONE;
+	push_cxt(r, t, caller);
+	if (!seen_before) {
+		int recs = FN(r, caller).separate_recs > 0 ? FN(r, caller).separate_recs : 1;
+		long a = vec_extend(&r->u32s, (size_t)recs);
+		if (a < 0) {
+			r->failed = 1;
+			return;
+		}
+		for (int k = 0; k < recs; k++)
+			*U32(r, a + k) = NONE;
+		*U32(r, a) = source;
+		BBCC(r, source).rec_array = (uint32_t)a;
+		BBCC(r, source).cxt = s->cxt;
+	}
+	/* the returning function: a frame from that call, closed by the
+	   caller at once, charged with the cost since the last dump (in a
+	   handler, since it began) */
+	uint32_t returning = cxt_fn(r, BBCC(r, s->bbcc).cxt);
+	(*active(r, t, returning))--;
+	s->nonskipped = NONE;
+	push_cxt(r, t, returning);
+	push_call_stack(r, t, source, 0, s->bbcc, UINT64_MAX, 0, e);
+	struct call_entry *c = entry(t, t->sp - 1);
+	if (s->sig == 0)
+		memcpy(c->enter_cost, t->lastdump_cost, sizeof(c->enter_cost));
+	else
+		memset(c->enter_cost, 0, sizeof(c->enter_cost));
+}
+
+/* ---- Each block's start (bbcc.c setup_bbcc) ------------------------------------ */
+
+static void setup_bbcc(struct replay *r, struct thread *t, uint32_t bb, uint64_t sp,
+		       struct cgt_error *e)
+{
+	struct exec_state *s = state(t);
+	uint32_t last_bbcc = s->bbcc, passed = 0;
+	const struct bb *last_bb = last_bbcc != NONE ? &BB(r, BBCC(r, last_bbcc).bb) : NULL;
+	int jmpkind = JK_NONE, is_cond = 0, call_emulation = 0, delayed_push = 0, skip = 0;
+	int ret_without_call = 0, popcount_on_return = 1;
+
+	if (last_bb != NULL) {
+		passed = s->passed;
+		const struct bb_jmp *j = &AT(r->bb_jmps, struct bb_jmp, last_bb->jmp + passed);
+		jmpkind = j->kind;
+		is_cond = passed < last_bb->cjmp_count;
+		if (s->collect) {
+			/* without cache simulation, the instructions that ran
+			   are counted now */
+			uint64_t ir = r->o->cache_sim ? 0 : j->instr + 1;
+			if (s->nonskipped == NONE) {
+				BBCC(r, last_bbcc).ecounter_sum++;
+				(*U64(r, BBCC(r, last_bbcc).exits + passed))++;
+			} else {
+				U64(r, BBCC(r, s->nonskipped).skipped)[0] += ir;
+			}
+			s->cost[0] += ir;
+		}
+	}
+
+	uint32_t csp = t->sp;
+	/* a return that matches no frame is a jump */
+	if (jmpkind == JK_RETURN && csp > 0) {
+		uint32_t up = csp - 1;
+		struct call_entry *top = entry(t, up);
+		if (sp < top->sp) {
+			popcount_on_return = 0;
+		} else if (top->sp == sp) {
+			for (;;) {
+				if (top->ret_addr == BB(r, bb).addr)
+					break;
+				if (up > 0) {
+					top = entry(t, --up);
+					if (top->sp == sp) {
+						popcount_on_return++;
+						continue;
+					}
+				}
+				popcount_on_return = 0;
+				break;
+			}
+		}
+		if (popcount_on_return == 0) {
+			jmpkind = JK_JUMP;
+			ret_without_call = 1;
+		}
+	}
+
+	/* a jump to a function's entry, another object or section kind is
+	   a call */
+	if (jmpkind != JK_RETURN && jmpkind != JK_CALL && last_bb != NULL) {
+		const struct bb *b = &BB(r, bb);
+		if (ret_without_call || b->is_entry || last_bb->sect_kind != b->sect_kind ||
+		    last_bb->obj != b->obj) {
+			if (FN(r, last_bb->fn).pop_on_jump && csp > 0) {
+				struct call_entry *top = entry(t, csp - 1);
+				if (top->arc != NONE) {
+					/* the resolver's jump: a call from the original site */
+					s->bbcc = ARC(r, top->arc).from;
+					sp = top->sp;
+					passed = ARC(r, top->arc).jmp;
+					pop_call_stack(r, t, e);
+					s = state(t);
+				}
+			}
+			jmpkind = JK_CALL;
+			call_emulation = 1;
+		}
+	}
+
+	if (jmpkind == JK_CALL)
+		skip = FN(r, BB(r, bb).fn).skip;
+
+	if (jmpkind == JK_RETURN) {
+		/* on an empty stack or at a handler's marker: an underflow */
+		const uint32_t *stack = &AT(t->fns, uint32_t, 0);
+		if (csp == 0 || (t->fn_top > 0 && stack[t->fn_top - 1] == 0)) {
+			handle_underflow(r, t, bb, e);
+			pop_call_stack(r, t, e);
+		} else {
+			unwind_call_stack(r, t, sp, popcount_on_return, e);
+		}
+	} else {
+		if (unwind_call_stack(r, t, sp, 0, e) > 0)
+			jmpkind = JK_RETURN;
+		if (jmpkind == JK_CALL) {
+			delayed_push = 1;
+			if (call_emulation && t->sp > 0)
+				sp = entry(t, t->sp - 1)->sp;
+		}
+	}
+	s = state(t);
+
+	if ((delayed_push && !skip) || s->cxt == NONE)
+		push_cxt(r, t, BB(r, bb).fn);
+	if (s->cxt == NONE) {
+		r->failed = 1;
+		return;
+	}
+
+	/* the BBCC of this block in this context */
+	uint32_t c = NONE;
+	if (BB(r, bb).bbcc_list == NONE) {
+		int recs = FN(r, AT(t->fns, uint32_t, t->fn_top)).separate_recs;
+		c = new_rec0_bbcc(r, bb, s->cxt, recs > 0 ? recs : 1);
+		if (c == NONE)
+			return;
+		BB(r, bb).last_bbcc = c;
+	} else {
+		if (last_bbcc != NONE) {
+			c = BBCC(r, last_bbcc).lru_next;
+			if (c != NONE && (BBCC(r, c).bb != bb || BBCC(r, c).cxt != s->cxt))
+				c = NONE;
+		}
+		if (c == NONE)
+			c = lookup_bbcc(r, bb, s->cxt);
+		if (c == NONE) {
+			int recs = FN(r, cxt_fn(r, s->cxt)).separate_recs;
+			c = new_rec0_bbcc(r, bb, s->cxt, recs > 0 ? recs : 1);
+			if (c == NONE)
+				return;
+		}
+		BB(r, bb).last_bbcc = c;
+	}
+	if (last_bbcc != NONE)
+		BBCC(r, last_bbcc).lru_next = c;
+
+	uint32_t top_fn = AT(t->fns, uint32_t, t->fn_top);
+	int recs = FN(r, top_fn).separate_recs;
+	if (recs > 1) {
+		uint32_t level = *active(r, t, top_fn);
+		if (delayed_push && !skip) {
+			if (r->o->skip_direct_rec) {
+				if (cxt_fn(r, BBCC(r, s->bbcc).cxt) != cxt_fn(r, BBCC(r, c).cxt))
+					level++;
+			} else {
+				level++;
+			}
+		}
+		if (level > (uint32_t)recs)
+			level = (uint32_t)recs;
+		if (level == 0) {
+			level = 1;
+			*active(r, t, top_fn) = 1;
+		}
+		uint32_t idx = level - 1;
+		uint32_t slot = BBCC(r, c).rec_array + idx;
+		if (*U32(r, slot) == NONE) {
+			uint32_t clone = new_bbcc(r, bb, s->cxt, idx);
+			if (clone == NONE)
+				return;
+			BBCC(r, clone).rec_array = BBCC(r, c).rec_array;
+			*U32(r, slot) = clone;
+		}
+		c = *U32(r, slot);
+	}
+
+	if (delayed_push) {
+		if (!skip && s->nonskipped != NONE) {
+			/* a call from skipped code: from the caller it was skipped for */
+			s->bbcc = s->nonskipped;
+			passed = BB(r, BBCC(r, s->bbcc).bb).cjmp_count;
+		}
+		push_call_stack(r, t, s->bbcc, passed, c, sp, skip, e);
+		s = state(t);
+	}
+
+	if (r->o->collect_jumps && jmpkind == JK_JUMP && last_bbcc != NONE) {
+		uint32_t a = get_jcc(r, last_bbcc, passed, c);
+		if (a != NONE) {
+			if (ARC(r, a).kind == CGT_CG_CALL)
+				ARC(r, a).kind = is_cond ? CGT_CG_COND_JUMP : CGT_CG_JUMP;
+			ARC(r, a).call_counter++;
+		}
+	}
+
+	s->bbcc = c;
+	s->passed = 0;
+	r->bb_executions++;
+}
+
+/* ---- Events as they happen (sim.c log_*, main.c log_cond_branch) ------------- */
+
+enum { CACHE_I1, CACHE_D1, CACHE_LL };
+
+/* One reference through L1 then LL: 0 hit, 1 L1 miss, 2 LL miss too. */
+static unsigned reference(struct replay *r, int l1, uint64_t addr, uint32_t size)
+{
+	if (!cache_ref_is_miss(&r->cache[l1], addr, size))
+		return 0;
+	return 1 + (unsigned)cache_ref_is_miss(&r->cache[CACHE_LL], addr, size);
+}
+
+static void charge(struct exec_state *s, uint64_t *self, int ev)
+{
+	s->cost[ev]++;
+	self[ev]++;
+}
+
+/* Callgrind lays out a block's costs per instruction, each with the event
+   groups its events need (main.c flushEvents, update_cost_offsets); a
+   guarded access is charged at its group's offset even where the
+   instruction has no such group (addEvent_D_guarded), which is the slot
+   after the groups before it: another group's, often the next
+   instruction's.  This finds where event k of group g (of instruction
+   insn) lands: *to_insn and the event set column, or 0 if past the
+   block's costs (Callgrind writes into whatever follows; we drop it). */
+enum { G_IR, G_DR, G_DW, G_BC, G_BI, N_GROUPS };
+
+static unsigned groups_of(const struct replay *r, const struct cgt_block *blk, uint32_t insn)
+{
+	unsigned m = 1u << G_IR;
+	for (uint32_t k = 0; k < blk->n_ops; k++) {
+		const struct cgt_op *op = &blk->ops[k];
+		if (op->insn != insn)
+			continue;
+		if (op->kind == CGT_OP_READ)
+			m |= 1u << G_DR;
+		else if (op->kind == CGT_OP_WRITE || op->kind == CGT_OP_MODIFY)
+			m |= 1u << G_DW;
+		else if (r->predictor != NULL && (op->kind == CGT_OP_COND || op->kind == CGT_OP_COND_INV))
+			m |= 1u << G_BC;
+		else if (r->predictor != NULL && op->kind == CGT_OP_INDIRECT)
+			m |= 1u << G_BI;
+	}
+	return m;
+}
+
+static int misplaced_slot(const struct replay *r, const struct cgt_block *blk, uint32_t n_insns,
+			  uint32_t insn, int group, int k, uint32_t *to_insn, int *column)
+{
+	static const unsigned size[N_GROUPS] = { 3, 3, 3, 2, 2 };
+	const int cols[N_GROUPS][3] = {
+		{ 0, r->ev_i1mr, r->ev_ilmr }, { r->ev_dr, r->ev_d1mr, r->ev_dlmr },
+		{ r->ev_dw, r->ev_d1mw, r->ev_dlmw }, { r->ev_bc, r->ev_bcm, -1 }, { r->ev_bi, r->ev_bim, -1 },
+	};
+	unsigned m = groups_of(r, blk, insn), slot = 0;
+	for (int g = 0; g < group; g++)
+		slot += m & (1u << g) ? size[g] : 0;
+	slot += (unsigned)k;
+	for (uint32_t i = insn; i < n_insns; i++) {
+		unsigned mi = i == insn ? m : groups_of(r, blk, i);
+		for (int g = 0; g < N_GROUPS; g++) {
+			if (!(mi & (1u << g)))
+				continue;
+			if (slot < size[g]) {
+				*to_insn = i;
+				*column = cols[g][slot];
+				return *column >= 0;
+			}
+			slot -= size[g];
+		}
+	}
+	return 0;
+}
+
+/* The execution's cache references and branches, simulated whether or not
+   collecting, charged only when collecting: to the BBCC's instruction, or
+   in a skipped function to the caller it was skipped for. */
+static void simulate_exec(struct replay *r, struct thread *t, uint32_t c, const struct cgt_exec *x)
+{
+	struct exec_state *s = state(t);
+	const struct cgt_block *blk = x->block;
+	const struct bb *bb = &BB(r, BBCC(r, c).bb);
+	int collect = s->collect && (s->nonskipped != NONE || BBCC(r, c).cost != 0);
+	uint32_t v = 0, exit_no = 0;
+	uint64_t *self = NULL, history = r->predictor ? r->predictor->history : 0;
+	for (uint32_t k = 0; k < x->n_ops; k++) {
+		const struct cgt_op *op = &blk->ops[k];
+		if (op->insn < bb->n_insns)
+			self = s->nonskipped != NONE ? U64(r, BBCC(r, s->nonskipped).skipped)
+						     : U64(r, BBCC(r, c).cost + (size_t)op->insn * r->n_ev);
+		uint64_t value = cgt_op_has_value(op->kind) ? x->values[v++] : 0;
+		unsigned miss;
+		switch (op->kind) {
+		case CGT_OP_INSN:
+			if (!r->o->cache_sim)
+				break;
+			miss = reference(r, CACHE_I1, blk->insns[op->insn].addr, blk->insns[op->insn].len);
+			if (collect && self != NULL) {
+				charge(s, self, 0);
+				if (miss > 0)
+					charge(s, self, r->ev_i1mr);
+				if (miss > 1)
+					charge(s, self, r->ev_ilmr);
+			}
+			break;
+		case CGT_OP_READ:
+		case CGT_OP_READ_GUARDED:
+		case CGT_OP_WRITE:
+		case CGT_OP_WRITE_GUARDED:
+		case CGT_OP_MODIFY: {
+			if (!r->o->cache_sim || value == CGT_NO_ACCESS)
+				break;
+			/* a read-modify-write is one write to Callgrind */
+			int write = op->kind != CGT_OP_READ && op->kind != CGT_OP_READ_GUARDED;
+			miss = reference(r, CACHE_D1, value, cachegrind_access_size(op->size, r->min_line));
+			if (!collect || self == NULL)
+				break;
+			int ev[3] = { write ? r->ev_dw : r->ev_dr, write ? r->ev_d1mw : r->ev_d1mr,
+				      write ? r->ev_dlmw : r->ev_dlmr };
+			int group = write ? G_DW : G_DR;
+			int misplaced = cgt_op_is_guarded(op->kind) && s->nonskipped == NONE &&
+					!(groups_of(r, blk, op->insn) & (1u << group));
+			for (unsigned k = 0; k <= miss && k < 3; k++) {
+				s->cost[ev[k]]++;
+				uint32_t to;
+				int column;
+				if (!misplaced)
+					self[ev[k]]++;
+				else if (misplaced_slot(r, blk, bb->n_insns, op->insn, group, (int)k, &to, &column))
+					U64(r, BBCC(r, c).cost + (size_t)to * r->n_ev)[column]++;
+			}
+			break;
+		}
+		case CGT_OP_COND:
+		case CGT_OP_COND_INV: {
+			exit_no++;
+			if (r->predictor == NULL)
+				break;
+			/* Callgrind takes only the block's last branch as inverted
+			   (main.c, CLG_(collectBlockInfo)), Cachegrind any whose
+			   target is the next instruction */
+			int guard = x->exit == exit_no;
+			int taken = guard ^ (bb->inverted && exit_no == blk->n_exits);
+			uint32_t counter;
+			uint8_t was;
+			enum branch_outcome b = cond_branch(r->predictor, &history, blk->insns[op->insn].addr,
+							    taken, &counter, &was);
+			if (collect && self != NULL) {
+				charge(s, self, r->ev_bc);
+				if (b == BRANCH_MISPREDICTED)
+					charge(s, self, r->ev_bcm);
+			}
+			break;
+		}
+		case CGT_OP_EXIT:
+			exit_no++;
+			break;
+		case CGT_OP_INDIRECT: {
+			if (r->predictor == NULL)
+				break;
+			uint32_t slot;
+			enum branch_outcome b = indirect_branch(r->predictor, blk->insns[op->insn].addr, value, &slot);
+			if (collect && self != NULL) {
+				charge(s, self, r->ev_bi);
+				if (b == BRANCH_MISPREDICTED)
+					charge(s, self, r->ev_bim);
+			}
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	if (r->predictor != NULL)
+		r->predictor->history = history;
+}
+
+/* ---- Dumps (dump.c) ------------------------------------------------------------- */
+
+static struct thread *main_thread(struct replay *r)
+{
+	return get_thread(r, 1);
+}
+
+/* Callgrind sorts by its nodes' addresses (dump.c my_cmp); ours are
+   numbered in the order first seen, which is what it allocates in. */
+static const struct replay *sorting;
+
+static int compare_centres(const void *pa, const void *pb)
+{
+	const struct replay *r = sorting;
+	const struct bbcc *a = &BBCC(r, *(const uint32_t *)pa), *b = &BBCC(r, *(const uint32_t *)pb);
+	const struct context *ca = &CXT(r, a->cxt), *cb = &CXT(r, b->cxt);
+	const uint32_t *fa = &AT(r->context_fns, uint32_t, ca->first),
+		       *fb = &AT(r->context_fns, uint32_t, cb->first);
+	const struct name_node *na = &AT(r->fn_names, struct name_node, fa[0]),
+			       *nb = &AT(r->fn_names, struct name_node, fb[0]);
+	uint32_t oa = AT(r->files, struct name_node, na->parent).parent,
+		 ob = AT(r->files, struct name_node, nb->parent).parent;
+	if (oa != ob)
+		return oa < ob ? -1 : 1;
+	if (na->parent != nb->parent)
+		return na->parent < nb->parent ? -1 : 1;
+	if (fa[0] != fb[0])
+		return fa[0] < fb[0] ? -1 : 1;
+	if (a->rec != b->rec)
+		return a->rec < b->rec ? -1 : 1;
+	for (uint32_t k = 1; k < ca->n && k < cb->n; k++) {
+		uint32_t xa = AT(r->files, struct name_node, AT(r->fn_names, struct name_node, fa[k]).parent).parent;
+		uint32_t xb = AT(r->files, struct name_node, AT(r->fn_names, struct name_node, fb[k]).parent).parent;
+		if (xa != xb)
+			return xa < xb ? -1 : 1;
+		if (fa[k] != fb[k])
+			return fa[k] < fb[k] ? -1 : 1;
+	}
+	if (ca->n != cb->n)
+		return ca->n < cb->n ? -1 : 1;
+	if (BB(r, a->bb).offset != BB(r, b->bb).offset)
+		return BB(r, a->bb).offset < BB(r, b->bb).offset ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* What a dump writes: built from the BBCCs, which it zeroes as Callgrind's
+   printing does. */
+struct dump_build {
+	struct vec list;	/* uint32_t BBCCs */
+	struct vec centres;	/* struct cgt_cg_centre, cost fields as offsets */
+	struct vec arcs;	/* struct cgt_cg_arc, cost as offsets */
+	struct vec costs;	/* uint64_t */
+	struct vec objs, files, fns, contexts;
+};
+
+static int listed(struct replay *r, struct dump_build *db, uint32_t c)
+{
+	if (BBCC(r, c).listed)
+		return 0;
+	long k = vec_push(&db->list);
+	if (k < 0)
+		return -1;
+	AT(db->list, uint32_t, k) = c;
+	BBCC(r, c).listed = 1;
+	return 0;
+}
+
+static int keep_cost(struct replay *r, struct dump_build *db, const uint64_t *cost, size_t *at)
+{
+	long k = vec_extend(&db->costs, r->n_ev);
+	if (k < 0)
+		return -1;
+	memcpy(&AT(db->costs, uint64_t, k), cost, r->n_ev * sizeof(uint64_t));
+	*at = (size_t)k;
+	return 0;
+}
+
+/* One arc if it is written (dump.c fprint_bbcc, fprint_jcc): a call that
+   got cost, a jump taken; then zeroed. */
+static int arc_out(struct replay *r, struct dump_build *db, uint32_t a, uint32_t insn, int at_end,
+		   uint64_t executed)
+{
+	struct arc *arc = &ARC(r, a);
+	int is_call = arc->kind == CGT_CG_CALL;
+	uint64_t *cost = U64(r, arc->cost);
+	if (is_call ? is_zero(cost, r->n_ev) : arc->call_counter == 0)
+		return 0;
+	long k = vec_push(&db->arcs);
+	if (k < 0)
+		return -1;
+	struct cgt_cg_arc *out = &AT(db->arcs, struct cgt_cg_arc, k);
+	const struct bbcc *to = &BBCC(r, arc->to);
+	out->insn = insn;
+	out->kind = arc->kind;
+	out->at_end = (uint8_t)at_end;
+	out->to_context = to->cxt;
+	out->to_rec = to->rec;
+	out->to_obj = BB(r, to->bb).obj;
+	out->to_addr = BB(r, to->bb).addr;
+	out->to_offset = BB(r, to->bb).offset;
+	out->to_map_epoch = BB(r, to->bb).map_epoch;
+	out->count = arc->call_counter;
+	out->executed = executed;
+	out->cost = NULL;
+	if (is_call) {
+		size_t at;
+		if (keep_cost(r, db, cost, &at) < 0)
+			return -1;
+		out->cost = (const uint64_t *)(uintptr_t)(at + 1);
+		memset(cost, 0, r->n_ev * sizeof(uint64_t));
+	}
+	arc->call_counter = 0;
+	return 0;
+}
+
+static int centre_out(struct replay *r, struct dump_build *db, uint32_t ci)
+{
+	struct bbcc *c = &BBCC(r, ci);
+	const struct bb *bb = &BB(r, c->bb);
+	const struct bb_jmp *jmps = &AT(r->bb_jmps, struct bb_jmp, bb->jmp);
+	long k = vec_push(&db->centres);
+	long costs = vec_extend(&db->costs, (size_t)bb->n_insns * r->n_ev);
+	if (k < 0 || costs < 0)
+		return -1;
+	struct cgt_cg_centre *out = &AT(db->centres, struct cgt_cg_centre, k);
+	out->context = c->cxt;
+	out->rec = c->rec;
+	out->addr = bb->addr;
+	out->offset = bb->offset;
+	out->obj = bb->obj;
+	out->map_epoch = bb->map_epoch;
+	out->n_insns = bb->n_insns;
+	out->insns = bb->insns;
+	out->cost = (const uint64_t *)(uintptr_t)(costs + 1);
+	out->first_arc = (uint32_t)db->arcs.n;
+
+	uint64_t ecounter = c->ecounter_sum;
+	uint32_t jmp = 0;
+	for (uint32_t i = 0; i < bb->n_insns; i++) {
+		uint64_t *out_cost = &AT(db->costs, uint64_t, costs + (size_t)i * r->n_ev);
+		if (c->cost != 0) {
+			uint64_t *charged = U64(r, c->cost + (size_t)i * r->n_ev);
+			memcpy(out_cost, charged, r->n_ev * sizeof(uint64_t));
+			memset(charged, 0, r->n_ev * sizeof(uint64_t));
+		}
+		/* without cache simulation: the executions that reached it */
+		if (!r->o->cache_sim)
+			out_cost[0] = ecounter;
+		if (jmps[jmp].instr == i)
+			for (uint32_t a = *U32(r, c->jcc_heads + jmp); a != NONE; a = ARC(r, a).next_from)
+				if (arc_out(r, db, a, i, 0, ecounter) < 0)
+					return -1;
+		if (jmp < bb->cjmp_count && jmps[jmp].instr == i) {
+			ecounter -= *U64(r, c->exits + jmp);
+			jmp++;
+		}
+	}
+	out = &AT(db->centres, struct cgt_cg_centre, k);
+	out->skipped = NULL;
+	if (c->skipped != 0 && !is_zero(U64(r, c->skipped), r->n_ev)) {
+		size_t at;
+		if (keep_cost(r, db, U64(r, c->skipped), &at) < 0)
+			return -1;
+		out = &AT(db->centres, struct cgt_cg_centre, k);
+		out->skipped = (const uint64_t *)(uintptr_t)(at + 1);
+		memset(U64(r, c->skipped), 0, r->n_ev * sizeof(uint64_t));
+	}
+	uint32_t last = bb->n_insns ? bb->n_insns - 1 : 0;
+	for (uint32_t a = *U32(r, c->jcc_heads + jmp); a != NONE; a = ARC(r, a).next_from)
+		if (arc_out(r, db, a, last, 1, ecounter) < 0)
+			return -1;
+	out = &AT(db->centres, struct cgt_cg_centre, k);
+	out->n_arcs = (uint32_t)db->arcs.n - out->first_arc;
+
+	c->ecounter_sum = 0;
+	c->ret_counter = 0;
+	memset(U64(r, c->exits), 0, (bb->cjmp_count + 1) * sizeof(uint64_t));
+	return 0;
+}
+
+static int names_out(const struct vec *nodes, struct vec *out)
+{
+	for (size_t i = 0; i < nodes->n; i++) {
+		long k = vec_push(out);
+		if (k < 0)
+			return -1;
+		AT(*out, struct cgt_cg_name, k).name = AT(*nodes, struct name_node, i).name;
+		AT(*out, struct cgt_cg_name, k).parent = AT(*nodes, struct name_node, i).parent;
+	}
+	return 0;
+}
+
+static void dump_build_free(struct dump_build *db)
+{
+	free(db->list.v);
+	free(db->centres.v);
+	free(db->arcs.v);
+	free(db->costs.v);
+	free(db->objs.v);
+	free(db->files.v);
+	free(db->fns.v);
+	free(db->contexts.v);
+}
+
+static int dump_profile(struct replay *r, const char *trigger, struct cgt_error *e)
+{
+	struct dump_build db = {
+		.list.size = sizeof(uint32_t),
+		.centres.size = sizeof(struct cgt_cg_centre),
+		.arcs.size = sizeof(struct cgt_cg_arc),
+		.costs.size = sizeof(uint64_t),
+		.objs.size = sizeof(struct cgt_cg_name),
+		.files.size = sizeof(struct cgt_cg_name),
+		.fns.size = sizeof(struct cgt_cg_name),
+		.contexts.size = sizeof(struct cgt_cg_context),
+	};
+	int rc = -1;
+	r->dumps++;
+
+	/* BBCCs that ran, were returned into, or are calling now; the calls
+	   open now get their cost so far */
+	for (size_t i = 0; i < r->bbccs.n; i++)
+		if ((BBCC(r, i).ecounter_sum > 0 || BBCC(r, i).ret_counter > 0) && listed(r, &db, (uint32_t)i) < 0)
+			goto out;
+	for (uint32_t tid = 0; tid < r->n_threads; tid++) {
+		struct thread *t = r->threads[tid];
+		if (t == NULL)
+			continue;
+		for (uint32_t i = 0; i < t->sp; i++) {
+			struct call_entry *c = entry(t, i);
+			if (c->arc == NONE)
+				continue;
+			add_diff(U64(r, ARC(r, c->arc).cost), c->enter_cost, state(t)->cost, r->n_ev);
+			if (listed(r, &db, ARC(r, c->arc).from) < 0)
+				goto out;
+		}
+	}
+	sorting = r;
+	qsort(db.list.v, db.list.n, sizeof(uint32_t), compare_centres);
+	for (size_t i = 0; i < db.list.n; i++) {
+		BBCC(r, AT(db.list, uint32_t, i)).listed = 0;
+		if (centre_out(r, &db, AT(db.list, uint32_t, i)) < 0)
+			goto out;
+	}
+	/* offsets, now that nothing moves */
+	for (size_t i = 0; i < db.centres.n; i++) {
+		struct cgt_cg_centre *c = &AT(db.centres, struct cgt_cg_centre, i);
+		c->cost = &AT(db.costs, uint64_t, (uintptr_t)c->cost - 1);
+		if (c->skipped != NULL)
+			c->skipped = &AT(db.costs, uint64_t, (uintptr_t)c->skipped - 1);
+	}
+	for (size_t i = 0; i < db.arcs.n; i++) {
+		struct cgt_cg_arc *a = &AT(db.arcs, struct cgt_cg_arc, i);
+		if (a->cost != NULL)
+			a->cost = &AT(db.costs, uint64_t, (uintptr_t)a->cost - 1);
+	}
+	if (names_out(&r->objs, &db.objs) < 0 || names_out(&r->files, &db.files) < 0 ||
+	    names_out(&r->fn_names, &db.fns) < 0)
+		goto out;
+	for (size_t i = 0; i < r->contexts.n; i++) {
+		long k = vec_push(&db.contexts);
+		if (k < 0)
+			goto out;
+		AT(db.contexts, struct cgt_cg_context, k).first = CXT(r, i).first;
+		AT(db.contexts, struct cgt_cg_context, k).n = CXT(r, i).n;
+	}
+
+	struct cgt_cg_profile p = { 0 };
+	p.events = r->events;
+	p.objs = db.objs.v;
+	p.files = db.files.v;
+	p.fns = db.fns.v;
+	p.n_objs = (uint32_t)db.objs.n;
+	p.n_files = (uint32_t)db.files.n;
+	p.n_fns = (uint32_t)db.fns.n;
+	p.contexts = db.contexts.v;
+	p.context_fns = r->context_fns.v;
+	p.centres = db.centres.v;
+	p.n_centres = db.centres.n;
+	p.arcs = db.arcs.v;
+	for (uint32_t tid = 0; tid < r->n_threads; tid++) {
+		struct thread *t = r->threads[tid];
+		if (t == NULL)
+			continue;
+		const uint64_t *main_cost = AT(t->states, struct exec_state, 0).cost;
+		for (unsigned k = 0; k < r->n_ev; k++)
+			p.summary[k] += main_cost[k] - t->lastdump_cost[k];
+	}
+	p.part = r->dumps;
+	p.final = trigger == NULL;
+	p.trigger = trigger;
+	p.blocks_from = r->bbs_done;
+	p.blocks_to = r->bb_executions;
+	p.map_epoch = cgt_decoder_map_epoch(r->d);
+	rc = r->o->dump(r->o->dump_arg, &p, e);
+
+	struct thread *t1 = main_thread(r);
+	if (t1 == NULL)
+		r->failed = 1;
+	else
+		memcpy(t1->lastdump_cost, state(t1)->cost, sizeof(t1->lastdump_cost));
+	r->bbs_done = r->bb_executions++;
+out:
+	if (rc < 0 && e->status == 0)
+		rc = cgt_fail(e, cgt_err_nomem, "out of memory");
+	dump_build_free(&db);
+	return rc;
+}
+
+/* Callgrind's ZERO_STATS and --zero-before (main.c zero_thread_cost). */
+static void zero_all_cost(struct replay *r, struct thread *t)
+{
+	struct exec_state *s = state(t);
+	for (uint32_t i = 0; i < t->sp; i++) {
+		struct call_entry *c = entry(t, i);
+		if (c->arc == NONE)
+			continue;
+		memcpy(c->enter_cost, s->cost, sizeof(c->enter_cost));
+		ARC(r, c->arc).call_counter = 0;
+	}
+	for (size_t i = 0; i < r->bbccs.n; i++) {
+		struct bbcc *c = &BBCC(r, i);
+		if (c->ecounter_sum == 0 && c->ret_counter == 0)
+			continue;
+		uint32_t jmps = BB(r, c->bb).cjmp_count + 1;
+		memset(U64(r, c->exits), 0, jmps * sizeof(uint64_t));
+		if (c->cost != 0)
+			memset(U64(r, c->cost), 0, (size_t)BB(r, c->bb).n_insns * r->n_ev * sizeof(uint64_t));
+		for (uint32_t j = 0; j < jmps; j++)
+			for (uint32_t a = *U32(r, c->jcc_heads + j); a != NONE; a = ARC(r, a).next_from) {
+				memset(U64(r, ARC(r, a).cost), 0, r->n_ev * sizeof(uint64_t));
+				ARC(r, a).call_counter = 0;
+			}
+		c->ecounter_sum = c->ret_counter = 0;
+	}
+	memcpy(t->lastdump_cost, s->cost, sizeof(t->lastdump_cost));
+}
+
+/* ---- Client requests (main.c CLG_(handle_client_request)) ---------------------- */
+
+enum {
+	REQ_DUMP_STATS = 0x43540000,
+	REQ_ZERO_STATS,
+	REQ_TOGGLE_COLLECT,
+	REQ_DUMP_STATS_AT,
+	REQ_START_INSTRUMENTATION,
+	REQ_STOP_INSTRUMENTATION,
+};
+
+static void set_instrument_state(struct replay *r, int on, struct cgt_error *e)
+{
+	if (r->instrumenting == on)
+		return;
+	r->instrumenting = on;
+	for (uint32_t tid = 0; tid < r->n_threads; tid++)
+		if (r->threads[tid] != NULL)
+			unwind_thread(r, r->threads[tid], e);
+	for (uint32_t tid = 0; tid < r->n_threads; tid++)
+		if (r->threads[tid] != NULL)
+			memset(state(r->threads[tid])->cost, 0, sizeof(state(r->threads[tid])->cost));
+	/* Callgrind starts the caches cold again (not the predictors) */
+	if (r->o->cache_sim)
+		for (int k = 0; k < 3; k++)
+			memset(r->cache[k].tags, 0, cache_model_slots(&r->cache[k]) * sizeof(uint64_t));
+}
+
+static int on_mark(struct replay *r, const struct cgt_mark *m, struct cgt_error *e)
+{
+	struct thread *t = get_thread(r, m->tid);
+	if (t == NULL)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	switch (m->kind) {
+	case CGT_MARK_SIGNAL_DELIVERED:
+		pre_signal(r, t, m->signo ? m->signo : 1);
+		return 0;
+	case CGT_MARK_SIGNAL_RETURNED:
+		post_signal(r, t, e);
+		return 0;
+	case CGT_MARK_REQUEST:
+		break;
+	default:
+		return 0;
+	}
+	switch (m->code) {
+	case REQ_DUMP_STATS:
+		return dump_profile(r, "Client Request", e);
+	case REQ_DUMP_STATS_AT: {
+		size_t n = strlen(m->text) + 32;
+		char *trigger = malloc(n);
+		if (trigger == NULL)
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+		snprintf(trigger, n, "Client Request: %s", m->text);
+		int rc = dump_profile(r, trigger, e);
+		free(trigger);
+		return rc;
+	}
+	case REQ_ZERO_STATS:
+		zero_all_cost(r, t);
+		return 0;
+	case REQ_TOGGLE_COLLECT:
+		state(t)->collect = !state(t)->collect;
+		return 0;
+	case REQ_START_INSTRUMENTATION:
+	case REQ_STOP_INSTRUMENTATION:
+		set_instrument_state(r, m->code == REQ_START_INSTRUMENTATION, e);
+		return 0;
+	default:
+		return 0;	/* Cachegrind's, and codes Callgrind does not know */
+	}
+}
+
+/* ---- The replay ------------------------------------------------------------------ */
+
+void cgt_callgraph_defaults(struct cgt_callgraph_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->separate_recs = 2;
+	o->skip_plt = 1;
+	o->collect_atstart = 1;
+	o->instr_atstart = 1;
+}
+
+/* The exit Callgrind says an execution passed (jmps_passed): side exits
+   by their order, the end after them, the inverted last branch's two
+   swapped. */
+static uint32_t passed_of(const struct bb *bb, uint32_t exit)
+{
+	uint32_t cj = bb->cjmp_count;
+	uint32_t p = exit == 0 ? cj : exit - 1;
+	if (p > cj)
+		p = cj;
+	if (bb->inverted && p + 1 >= cj)
+		p = p == cj ? cj - 1 : cj;
+	return p;
+}
+
+static void replay_free(struct replay *r)
+{
+	for (size_t i = 0; i < r->owned.n; i++)
+		free(AT(r->owned, char *, i));
+	free(r->owned.v);
+	free(r->objs.v);
+	free(r->files.v);
+	free(r->fn_names.v);
+	free(r->fns.v);
+	free(r->contexts.v);
+	free(r->context_fns.v);
+	free(r->bbs.v);
+	free(r->bb_jmps.v);
+	free(r->bbccs.v);
+	free(r->arcs.v);
+	free(r->u64s.v);
+	free(r->u32s.v);
+	free(r->block_bb.v);
+	cgt_map_free(&r->name_index);
+	cgt_map_free(&r->context_index);
+	cgt_map_free(&r->bb_index);
+	for (int k = 0; k < 3; k++)
+		cache_model_free(&r->cache[k]);
+	free(r->predictor);
+	for (uint32_t i = 0; i < r->n_threads; i++) {
+		struct thread *t = r->threads[i];
+		if (t == NULL)
+			continue;
+		free(t->states.v);
+		free(t->calls.v);
+		free(t->fns.v);
+		free(t->active.v);
+		free(t);
+	}
+	free(r->threads);
+}
+
+static int check_trace(struct cgt_decoder *d, struct cgt_error *e)
+{
+	const struct cgt_trace_header *h = cgt_decoder_header(d);
+	const char *how = "record it again with this cgtrace (`cgtrace record -- PROGRAM`)";
+	if (strcmp(h->backend, "valgrind") != 0)
+		return cgt_fail(e, cgt_err_invalid,
+				"--tool=callgrind needs a trace of the valgrind backend: this one (%s) "
+				"has no calls, returns or stack pointers",
+				h->backend);
+	if (cgt_decoder_version(d) < 3 || !h->vex.present)
+		return cgt_fail(e, cgt_err_invalid,
+				"--tool=callgrind needs the calls, returns and stack pointers that traces "
+				"of format 3 carry; this one is of format %u: %s",
+				cgt_decoder_version(d), how);
+	if (h->vex.guest_chase)
+		return cgt_fail(e, cgt_err_invalid,
+				"--tool=callgrind needs Callgrind's translation, but this trace was "
+				"recorded with --vex-guest-chase=yes (Cachegrind's): record it without "
+				"that option");
+	return 0;
+}
+
+int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder *d,
+		      struct cgt_error *e)
+{
+	if (check_trace(d, e) < 0)
+		return -e->status;
+	struct replay r = {
+		.o = o,
+		.d = d,
+		.n_ev = 1,
+		.objs.size = sizeof(struct name_node),
+		.files.size = sizeof(struct name_node),
+		.fn_names.size = sizeof(struct name_node),
+		.fns.size = sizeof(struct fn_node),
+		.contexts.size = sizeof(struct context),
+		.context_fns.size = sizeof(uint32_t),
+		.bbs.size = sizeof(struct bb),
+		.bb_jmps.size = sizeof(struct bb_jmp),
+		.bbccs.size = sizeof(struct bbcc),
+		.arcs.size = sizeof(struct arc),
+		.u64s.size = sizeof(uint64_t),
+		.u32s.size = sizeof(uint32_t),
+		.block_bb.size = sizeof(uint32_t),
+		.owned.size = sizeof(char *),
+		.instrumenting = o->instr_atstart,
+	};
+	int rc;
+	struct cgt_batch b;
+	e->status = 0;
+	cgt_event_set_init_callgrind(&r.events, o->cache_sim, o->branch_sim);
+	r.n_ev = r.events.n;
+	r.charged = o->cache_sim || o->branch_sim;
+	r.ev_dr = cgt_event_set_find(&r.events, CGT_ACCESS_READ, CGT_EVENT_EXECUTED);
+	r.ev_dw = cgt_event_set_find(&r.events, CGT_ACCESS_WRITE, CGT_EVENT_EXECUTED);
+	r.ev_i1mr = cgt_event_set_find(&r.events, CGT_ACCESS_FETCH, CGT_LEVEL_I1);
+	r.ev_d1mr = cgt_event_set_find(&r.events, CGT_ACCESS_READ, CGT_LEVEL_D1);
+	r.ev_d1mw = cgt_event_set_find(&r.events, CGT_ACCESS_WRITE, CGT_LEVEL_D1);
+	r.ev_ilmr = cgt_event_set_find(&r.events, CGT_ACCESS_FETCH, CGT_LEVEL_LL);
+	r.ev_dlmr = cgt_event_set_find(&r.events, CGT_ACCESS_READ, CGT_LEVEL_LL);
+	r.ev_dlmw = cgt_event_set_find(&r.events, CGT_ACCESS_WRITE, CGT_LEVEL_LL);
+	r.ev_bc = cgt_event_set_find(&r.events, CGT_ACCESS_COND, CGT_EVENT_EXECUTED);
+	r.ev_bcm = cgt_event_set_find(&r.events, CGT_ACCESS_COND, CGT_EVENT_MISPREDICT);
+	r.ev_bi = cgt_event_set_find(&r.events, CGT_ACCESS_INDIRECT, CGT_EVENT_EXECUTED);
+	r.ev_bim = cgt_event_set_find(&r.events, CGT_ACCESS_INDIRECT, CGT_EVENT_MISPREDICT);
+	if (o->cache_sim) {
+		static const int level[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
+		r.min_line = UINT32_MAX;
+		for (int k = 0; k < 3; k++) {
+			const struct cgt_cache_config *cc = &o->caches.level[level[k]];
+			if (cache_model_init(&r.cache[k], (uint32_t)cc->size, (uint32_t)cc->assoc,
+					     (uint32_t)cc->line) < 0) {
+				rc = cgt_fail(e, cgt_err_nomem, "out of memory");
+				goto out;
+			}
+			if ((uint32_t)cc->line < r.min_line)
+				r.min_line = (uint32_t)cc->line;
+		}
+	}
+	if (o->branch_sim) {
+		r.predictor = malloc(sizeof(*r.predictor));
+		if (r.predictor == NULL) {
+			rc = cgt_fail(e, cgt_err_nomem, "out of memory");
+			goto out;
+		}
+		branch_model_init(r.predictor, 1, 0);
+	}
+	/* offset 0 of the pools means "none" */
+	if (vec_extend(&r.u64s, 1) < 0 || vec_extend(&r.u32s, 1) < 0) {
+		rc = cgt_fail(e, cgt_err_nomem, "out of memory");
+		goto out;
+	}
+	while ((rc = cgt_decoder_next(d, &b, e)) > 0) {
+		if (b.mark.kind != CGT_MARK_NONE) {
+			if ((rc = on_mark(&r, &b.mark, e)) < 0)
+				goto out;
+			continue;
+		}
+		struct cgt_exec x = { 0 };
+		while ((rc = cgt_batch_next(&b, &x, e)) > 0) {
+			uint64_t sp = 0;
+			if (!x.block->has_sp || x.block->jumps == NULL) {
+				rc = cgt_fail(e, cgt_err_invalid,
+					      "block %u has no stack pointer or jumps: the trace lacks "
+					      "what a call graph is made of",
+					      x.block_id);
+				goto out;
+			}
+			if ((rc = cgt_batch_sp(&b, &x, &sp, e)) < 0)
+				goto out;
+			if (!r.instrumenting)
+				continue;
+			struct thread *t = get_thread(&r, x.tid);
+			uint32_t bb = t != NULL ? get_bb(&r, x.block) : NONE;
+			if (bb == NONE) {
+				rc = cgt_fail(e, cgt_err_nomem, "out of memory");
+				goto out;
+			}
+			setup_bbcc(&r, t, bb, sp, e);
+			if (r.charged && !r.failed)
+				simulate_exec(&r, t, state(t)->bbcc, &x);
+			state(t)->passed = passed_of(&BB(&r, bb), x.exit);
+			if (r.failed) {
+				rc = r.failed == 2 ? -e->status : cgt_fail(e, cgt_err_nomem, "out of memory");
+				goto out;
+			}
+		}
+		if (rc < 0) {
+			if (!cgt_decoder_lost(d, e))
+				goto out;
+			rc = 0;
+		}
+	}
+	if (rc < 0)
+		goto out;
+	for (uint32_t tid = 0; tid < r.n_threads; tid++)
+		if (r.threads[tid] != NULL)
+			unwind_thread(&r, r.threads[tid], e);
+	rc = dump_profile(&r, NULL, e);
+out:
+	replay_free(&r);
+	return rc < 0 ? rc : 0;
+}
