@@ -91,7 +91,11 @@ demo: deps
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UNIT_SRC))
 PROG_SRC  := $(wildcard tests/programs/*.c)
-PROG_BIN  := $(patsubst tests/programs/%.c,$(B)/tests/programs/%,$(PROG_SRC))
+PROG_CXX_SRC := $(wildcard tests/programs/*.cpp)
+# libplugin.so: the library tests/programs/dlopen loads (its path is its argument).
+PLUGIN    := $(B)/tests/programs/libplugin.so
+PROG_BIN  := $(patsubst tests/programs/%.c,$(B)/tests/programs/%,$(PROG_SRC)) \
+             $(patsubst tests/programs/%.cpp,$(B)/tests/programs/%,$(PROG_CXX_SRC)) $(PLUGIN)
 
 $(B)/tests/unit/%: tests/unit/%.c $(LIBS) $(SAN_OBJS)
 	@mkdir -p $(dir $@)
@@ -101,9 +105,20 @@ $(B)/tests/unit/%: tests/unit/%.c $(LIBS) $(SAN_OBJS)
 PROG_CFLAGS := -O1 -g -std=gnu11 -Wall
 $(B)/tests/programs/avx2: PROG_CFLAGS += -mavx2
 $(B)/tests/programs/threads: PROG_CFLAGS += -pthread
+# its tail call must be a jmp, which -O1 alone does not make
+$(B)/tests/programs/callgraph: PROG_CFLAGS += -foptimize-sibling-calls
 $(B)/tests/programs/%: tests/programs/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(PROG_CFLAGS) -o $@ $<
+PROG_CXXFLAGS := -O1 -g -Wall
+# .cold parts: a jump into one, a landing pad's jump to one, are calls to Callgrind
+$(B)/tests/programs/cxx_calls: PROG_CXXFLAGS += -freorder-blocks-and-partition
+$(B)/tests/programs/%: tests/programs/%.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(PROG_CXXFLAGS) -o $@ $<
+$(PLUGIN): tests/programs/plugin/libplugin.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PROG_CFLAGS) -shared -fPIC -o $@ $<
 
 test: deps
 	@$(MAKE) --no-print-directory all test-build

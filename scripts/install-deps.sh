@@ -3,6 +3,7 @@
 # are missing.  Idempotent and quiet when everything is present.
 #
 #   gcc make pkg-config        build
+#   g++                        the C++ test program (tests/programs/*.cpp)
 #   libzstd-dev                trace container (formats/)
 #   libelf-dev libdw-dev       build-ids (record), symbols and lines (report)
 #   libdebuginfod-dev          modules' files from debuginfod servers (report)
@@ -24,7 +25,7 @@
 #                              of clang that --no-install-recommends skips)
 set -eu
 
-PACKAGES="gcc make pkg-config libzstd-dev libelf-dev libdw-dev libdebuginfod-dev debuginfod libiberty-dev libipt-dev libzydis-dev valgrind zstd python3 strace librsvg2-bin"
+PACKAGES="gcc g++ make pkg-config libzstd-dev libelf-dev libdw-dev libdebuginfod-dev debuginfod libiberty-dev libipt-dev libzydis-dev valgrind zstd python3 strace librsvg2-bin"
 if [ "${1:-}" = fuzz ]; then
 	PACKAGES="$PACKAGES clang"
 	if command -v clang >/dev/null 2>&1; then

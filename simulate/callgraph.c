@@ -99,6 +99,7 @@ struct bb {
 	uint32_t obj, fn, map_epoch;
 	uint32_t n_insns, cjmp_count;	/* cjmp_count + 1 exits */
 	const struct cgt_insn *insns;
+	const struct cgt_block *blk;	/* the trace block it was made from */
 	uint32_t jmp;		/* in bb_jmps: [cjmp_count + 1] of {instr, kind} */
 	uint8_t sect_kind, is_entry, inverted;
 	uint32_t bbcc_list;	/* its first BBCC (rec 0 ones, newest first) */
@@ -121,7 +122,10 @@ struct bbcc {
 	uint32_t jcc_heads;	/* in u32s: [cjmp_count + 1] first arc of each exit */
 	uint32_t skipped;	/* in u64s: [n_ev], 0: none yet */
 	uint32_t cost;		/* in u64s: [n_insns][n_ev], events charged as they
-				   happen (cache and branch simulation); 0: none */
+				   happen (cache and branch simulation): misses,
+				   guarded accesses; 0: none */
+	uint32_t charged;	/* in u64s: [cjmp_count + 1] executions charged by
+				   exit, whose other events are counted at the dump */
 	uint32_t order;
 	uint8_t listed;		/* taken into the dump being built */
 };
@@ -330,6 +334,7 @@ static uint32_t get_bb(struct replay *r, const struct cgt_block *blk)
 	bb->map_epoch = blk->map_epoch;
 	bb->n_insns = blk->n_insns;
 	bb->insns = blk->insns;
+	bb->blk = blk;
 	bb->cjmp_count = blk->n_exits;
 	bb->jmp = (uint32_t)jmp;
 	bb->sect_kind = ci.sect_kind;
@@ -527,9 +532,10 @@ static uint32_t new_bbcc(struct replay *r, uint32_t bb, uint32_t cxt, uint32_t r
 		r->failed = 1;
 		return NONE;
 	}
-	long cost = 0;
+	long cost = 0, charged = 0;
 	if (r->charged && BB(r, bb).n_insns > 0 &&
-	    (cost = vec_extend(&r->u64s, (size_t)BB(r, bb).n_insns * r->n_ev)) < 0) {
+	    ((cost = vec_extend(&r->u64s, (size_t)BB(r, bb).n_insns * r->n_ev)) < 0 ||
+	     (charged = vec_extend(&r->u64s, jmps)) < 0)) {
 		r->failed = 1;
 		return NONE;
 	}
@@ -537,6 +543,7 @@ static uint32_t new_bbcc(struct replay *r, uint32_t bb, uint32_t cxt, uint32_t r
 		*U32(r, heads + k) = NONE;
 	struct bbcc *c = &BBCC(r, i);
 	c->cost = (uint32_t)cost;
+	c->charged = (uint32_t)charged;
 	c->bb = bb;
 	c->cxt = cxt;
 	c->rec = rec;
@@ -1125,17 +1132,12 @@ static void setup_bbcc(struct replay *r, struct thread *t, uint32_t bb, uint64_t
 enum { CACHE_I1, CACHE_D1, CACHE_LL };
 
 /* One reference through L1 then LL: 0 hit, 1 L1 miss, 2 LL miss too. */
-static unsigned reference(struct replay *r, int l1, uint64_t addr, uint32_t size)
+static inline __attribute__((always_inline)) unsigned reference(struct replay *r, int l1,
+								 uint64_t addr, uint32_t size)
 {
 	if (!cache_ref_is_miss(&r->cache[l1], addr, size))
 		return 0;
 	return 1 + (unsigned)cache_ref_is_miss(&r->cache[CACHE_LL], addr, size);
-}
-
-static void charge(struct exec_state *s, uint64_t *self, int ev)
-{
-	s->cost[ev]++;
-	self[ev]++;
 }
 
 /* Callgrind lays out a block's costs per instruction, each with the event
@@ -1195,35 +1197,95 @@ static int misplaced_slot(const struct replay *r, const struct cgt_block *blk, u
 	return 0;
 }
 
-/* The execution's cache references and branches, simulated whether or not
-   collecting, charged only when collecting: to the BBCC's instruction, or
-   in a skipped function to the caller it was skipped for. */
+/* The exit Callgrind says an execution passed (jmps_passed): side exits
+   by their order, the end after them, the inverted last branch's two
+   swapped. */
+static uint32_t passed_of(const struct bb *bb, uint32_t exit)
+{
+	uint32_t cj = bb->cjmp_count;
+	uint32_t p = exit == 0 ? cj : exit - 1;
+	if (p > cj)
+		p = cj;
+	if (bb->inverted && p + 1 >= cj)
+		p = p == cj ? cj - 1 : cj;
+	return p;
+}
+
+/* The events every execution leaving by this exit has (Ir Dr Dw Bc Bi as
+   Callgrind counts them: a read-modify-write is a write), guarded
+   accesses aside: columns of the event set. */
+static void prefix_events(const struct replay *r, const struct cgt_prefix_counts *pc, uint64_t *ev)
+{
+	memset(ev, 0, r->n_ev * sizeof(*ev));
+	if (r->o->cache_sim) {
+		ev[0] = pc->insns;
+		ev[r->ev_dr] = pc->reads;
+		ev[r->ev_dw] = pc->writes + pc->modifies;
+	}
+	if (r->predictor != NULL) {
+		ev[r->ev_bc] = pc->conds;
+		ev[r->ev_bi] = pc->indirects;
+	}
+}
+
+/* The trace exit (0: the end, k: exit k) of the BB's exit p, Callgrind's
+   jmps_passed: passed_of's inverse. */
+static uint32_t trace_exit_of(const struct bb *bb, uint32_t p)
+{
+	uint32_t cj = bb->cjmp_count;
+	if (bb->inverted && p + 1 >= cj)
+		return p == cj ? cj : 0;
+	return p == cj ? 0 : p + 1;
+}
+
+/*
+ * The execution's cache references and branches, simulated whether or not
+ * collecting, charged only when collecting: to the BBCC, or in a skipped
+ * function to the caller it was skipped for.  What every execution by an
+ * exit has is counted once per execution (the BBCC's executions by exit,
+ * turned into costs per instruction when dumped); misses, mispredictions
+ * and guarded accesses are charged to their instructions here.
+ */
 static void simulate_exec(struct replay *r, struct thread *t, uint32_t c, const struct cgt_exec *x)
 {
 	struct exec_state *s = state(t);
 	const struct cgt_block *blk = x->block;
 	const struct bb *bb = &BB(r, BBCC(r, c).bb);
-	int collect = s->collect && (s->nonskipped != NONE || BBCC(r, c).cost != 0);
+	int skipped = s->nonskipped != NONE;
+	int collect = s->collect && (skipped || BBCC(r, c).cost != 0);
+	uint64_t *skip_cost = skipped ? U64(r, BBCC(r, s->nonskipped).skipped) : NULL;
+	uint64_t *costs = skipped ? NULL : U64(r, BBCC(r, c).cost);
+	if (collect) {
+		uint64_t ev[CGT_MAX_EVENTS];
+		prefix_events(r, &blk->prefix_counts[x->exit], ev);
+		for (unsigned k = 0; k < r->n_ev; k++)
+			s->cost[k] += ev[k];
+		if (skipped)
+			for (unsigned k = 0; k < r->n_ev; k++)
+				skip_cost[k] += ev[k];
+		else
+			(*U64(r, BBCC(r, c).charged + passed_of(bb, x->exit)))++;
+	}
+#define SELF(insn) (skipped ? skip_cost : costs + (size_t)(insn) * r->n_ev)
 	uint32_t v = 0, exit_no = 0;
-	uint64_t *self = NULL, history = r->predictor ? r->predictor->history : 0;
+	uint64_t history = r->predictor ? r->predictor->history : 0;
 	for (uint32_t k = 0; k < x->n_ops; k++) {
 		const struct cgt_op *op = &blk->ops[k];
-		if (op->insn < bb->n_insns)
-			self = s->nonskipped != NONE ? U64(r, BBCC(r, s->nonskipped).skipped)
-						     : U64(r, BBCC(r, c).cost + (size_t)op->insn * r->n_ev);
-		uint64_t value = cgt_op_has_value(op->kind) ? x->values[v++] : 0;
+		int in_bb = op->insn < bb->n_insns;
 		unsigned miss;
 		switch (op->kind) {
 		case CGT_OP_INSN:
 			if (!r->o->cache_sim)
 				break;
 			miss = reference(r, CACHE_I1, blk->insns[op->insn].addr, blk->insns[op->insn].len);
-			if (collect && self != NULL) {
-				charge(s, self, 0);
-				if (miss > 0)
-					charge(s, self, r->ev_i1mr);
-				if (miss > 1)
-					charge(s, self, r->ev_ilmr);
+			if (miss > 0 && collect && in_bb) {
+				uint64_t *self = SELF(op->insn);
+				s->cost[r->ev_i1mr]++;
+				self[r->ev_i1mr]++;
+				if (miss > 1) {
+					s->cost[r->ev_ilmr]++;
+					self[r->ev_ilmr]++;
+				}
 			}
 			break;
 		case CGT_OP_READ:
@@ -1231,26 +1293,26 @@ static void simulate_exec(struct replay *r, struct thread *t, uint32_t c, const 
 		case CGT_OP_WRITE:
 		case CGT_OP_WRITE_GUARDED:
 		case CGT_OP_MODIFY: {
-			if (!r->o->cache_sim || value == CGT_NO_ACCESS)
+			uint64_t addr = x->values[v++];
+			if (!r->o->cache_sim || addr == CGT_NO_ACCESS)
 				break;
-			/* a read-modify-write is one write to Callgrind */
 			int write = op->kind != CGT_OP_READ && op->kind != CGT_OP_READ_GUARDED;
-			miss = reference(r, CACHE_D1, value, cachegrind_access_size(op->size, r->min_line));
-			if (!collect || self == NULL)
+			int guarded = cgt_op_is_guarded(op->kind);
+			miss = reference(r, CACHE_D1, addr, cachegrind_access_size(op->size, r->min_line));
+			if (!collect || !in_bb || (miss == 0 && !guarded))
 				break;
 			int ev[3] = { write ? r->ev_dw : r->ev_dr, write ? r->ev_d1mw : r->ev_d1mr,
 				      write ? r->ev_dlmw : r->ev_dlmr };
 			int group = write ? G_DW : G_DR;
-			int misplaced = cgt_op_is_guarded(op->kind) && s->nonskipped == NONE &&
-					!(groups_of(r, blk, op->insn) & (1u << group));
-			for (unsigned k = 0; k <= miss && k < 3; k++) {
-				s->cost[ev[k]]++;
+			int misplaced = guarded && !skipped && !(groups_of(r, blk, op->insn) & (1u << group));
+			for (unsigned e = guarded ? 0 : 1; e <= miss; e++) {
 				uint32_t to;
 				int column;
+				s->cost[ev[e]]++;
 				if (!misplaced)
-					self[ev[k]]++;
-				else if (misplaced_slot(r, blk, bb->n_insns, op->insn, group, (int)k, &to, &column))
-					U64(r, BBCC(r, c).cost + (size_t)to * r->n_ev)[column]++;
+					SELF(op->insn)[ev[e]]++;
+				else if (misplaced_slot(r, blk, bb->n_insns, op->insn, group, (int)e, &to, &column))
+					costs[(size_t)to * r->n_ev + (size_t)column]++;
 			}
 			break;
 		}
@@ -1268,10 +1330,9 @@ static void simulate_exec(struct replay *r, struct thread *t, uint32_t c, const 
 			uint8_t was;
 			enum branch_outcome b = cond_branch(r->predictor, &history, blk->insns[op->insn].addr,
 							    taken, &counter, &was);
-			if (collect && self != NULL) {
-				charge(s, self, r->ev_bc);
-				if (b == BRANCH_MISPREDICTED)
-					charge(s, self, r->ev_bcm);
+			if (b == BRANCH_MISPREDICTED && collect && in_bb) {
+				s->cost[r->ev_bcm]++;
+				SELF(op->insn)[r->ev_bcm]++;
 			}
 			break;
 		}
@@ -1279,14 +1340,14 @@ static void simulate_exec(struct replay *r, struct thread *t, uint32_t c, const 
 			exit_no++;
 			break;
 		case CGT_OP_INDIRECT: {
+			uint64_t target = x->values[v++];
 			if (r->predictor == NULL)
 				break;
 			uint32_t slot;
-			enum branch_outcome b = indirect_branch(r->predictor, blk->insns[op->insn].addr, value, &slot);
-			if (collect && self != NULL) {
-				charge(s, self, r->ev_bi);
-				if (b == BRANCH_MISPREDICTED)
-					charge(s, self, r->ev_bim);
+			enum branch_outcome b = indirect_branch(r->predictor, blk->insns[op->insn].addr, target, &slot);
+			if (b == BRANCH_MISPREDICTED && collect && in_bb) {
+				s->cost[r->ev_bim]++;
+				SELF(op->insn)[r->ev_bim]++;
 			}
 			break;
 		}
@@ -1294,6 +1355,7 @@ static void simulate_exec(struct replay *r, struct thread *t, uint32_t c, const 
 			break;
 		}
 	}
+#undef SELF
 	if (r->predictor != NULL)
 		r->predictor->history = history;
 }
@@ -1413,6 +1475,42 @@ static int arc_out(struct replay *r, struct dump_build *db, uint32_t a, uint32_t
 	return 0;
 }
 
+/* A BBCC's events per instruction (into out, [n_insns][n_ev]): those
+   charged as they happened, and those of every execution by each exit --
+   then zeroed, as Callgrind's printing zeroes what it prints. */
+static void charged_costs(struct replay *r, struct bbcc *c, uint64_t *out)
+{
+	const struct bb *bb = &BB(r, c->bb);
+	const struct cgt_block *blk = bb->blk;
+	size_t n = (size_t)bb->n_insns * r->n_ev;
+	memcpy(out, U64(r, c->cost), n * sizeof(uint64_t));
+	memset(U64(r, c->cost), 0, n * sizeof(uint64_t));
+	uint64_t *by_exit = U64(r, c->charged);
+	for (uint32_t p = 0; p <= bb->cjmp_count; p++) {
+		uint64_t times = by_exit[p];
+		by_exit[p] = 0;
+		if (times == 0)
+			continue;
+		uint32_t end = blk->ops_in_prefix[trace_exit_of(bb, p)];
+		for (uint32_t k = 0; k < end; k++) {
+			const struct cgt_op *op = &blk->ops[k];
+			int col = -1;
+			switch (op->kind) {
+			case CGT_OP_INSN: col = r->o->cache_sim ? 0 : -1; break;
+			case CGT_OP_READ: col = r->ev_dr; break;
+			case CGT_OP_WRITE:
+			case CGT_OP_MODIFY: col = r->ev_dw; break;
+			case CGT_OP_COND:
+			case CGT_OP_COND_INV: col = r->ev_bc; break;
+			case CGT_OP_INDIRECT: col = r->ev_bi; break;
+			default: break;
+			}
+			if (col >= 0 && op->insn < bb->n_insns)
+				out[(size_t)op->insn * r->n_ev + (size_t)col] += times;
+		}
+	}
+}
+
 static int centre_out(struct replay *r, struct dump_build *db, uint32_t ci)
 {
 	struct bbcc *c = &BBCC(r, ci);
@@ -1434,15 +1532,12 @@ static int centre_out(struct replay *r, struct dump_build *db, uint32_t ci)
 	out->cost = (const uint64_t *)(uintptr_t)(costs + 1);
 	out->first_arc = (uint32_t)db->arcs.n;
 
+	if (c->cost != 0)
+		charged_costs(r, c, &AT(db->costs, uint64_t, costs));
 	uint64_t ecounter = c->ecounter_sum;
 	uint32_t jmp = 0;
 	for (uint32_t i = 0; i < bb->n_insns; i++) {
 		uint64_t *out_cost = &AT(db->costs, uint64_t, costs + (size_t)i * r->n_ev);
-		if (c->cost != 0) {
-			uint64_t *charged = U64(r, c->cost + (size_t)i * r->n_ev);
-			memcpy(out_cost, charged, r->n_ev * sizeof(uint64_t));
-			memset(charged, 0, r->n_ev * sizeof(uint64_t));
-		}
 		/* without cache simulation: the executions that reached it */
 		if (!r->o->cache_sim)
 			out_cost[0] = ecounter;
@@ -1624,8 +1719,10 @@ static void zero_all_cost(struct replay *r, struct thread *t)
 			continue;
 		uint32_t jmps = BB(r, c->bb).cjmp_count + 1;
 		memset(U64(r, c->exits), 0, jmps * sizeof(uint64_t));
-		if (c->cost != 0)
+		if (c->cost != 0) {
 			memset(U64(r, c->cost), 0, (size_t)BB(r, c->bb).n_insns * r->n_ev * sizeof(uint64_t));
+			memset(U64(r, c->charged), 0, jmps * sizeof(uint64_t));
+		}
 		for (uint32_t j = 0; j < jmps; j++)
 			for (uint32_t a = *U32(r, c->jcc_heads + j); a != NONE; a = ARC(r, a).next_from) {
 				memset(U64(r, ARC(r, a).cost), 0, r->n_ev * sizeof(uint64_t));
@@ -1718,20 +1815,6 @@ void cgt_callgraph_defaults(struct cgt_callgraph_options *o)
 	o->skip_plt = 1;
 	o->collect_atstart = 1;
 	o->instr_atstart = 1;
-}
-
-/* The exit Callgrind says an execution passed (jmps_passed): side exits
-   by their order, the end after them, the inverted last branch's two
-   swapped. */
-static uint32_t passed_of(const struct bb *bb, uint32_t exit)
-{
-	uint32_t cj = bb->cjmp_count;
-	uint32_t p = exit == 0 ? cj : exit - 1;
-	if (p > cj)
-		p = cj;
-	if (bb->inverted && p + 1 >= cj)
-		p = p == cj ? cj - 1 : cj;
-	return p;
 }
 
 static void replay_free(struct replay *r)
