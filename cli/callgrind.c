@@ -44,16 +44,24 @@ const char usage_callgrind[] =
 	"  --skip-plt=no|yes          charge PLT stubs to their callers [yes]\n"
 	"  --skip-direct-rec=no|yes   direct recursion is no call [no]\n"
 	"  (<fn> patterns may use * and ?; each option may be given several times.)\n"
+	"  --cache-sim=no|yes         simulate I1, D1 and LL [no]\n"
+	"  --branch-sim=no|yes        simulate branch prediction [no]\n"
+	"  --I1=<size>,<assoc>,<line_size>  set I1 cache manually (and --cache-sim=yes)\n"
+	"  --D1=<size>,<assoc>,<line_size>  set D1 cache manually (and --cache-sim=yes)\n"
+	"  --LL=<size>,<assoc>,<line_size>  set LL cache manually (and --cache-sim=yes)\n"
+	"                             caches not given are the recording host's\n"
 	"\n"
 	"options (cgtrace's):\n"
 	"  -q, --quiet                nothing on stderr but errors\n"
+	"  --threads=<n>              accepted; the replay runs in stream order, so\n"
+	"                             the files do not depend on it\n"
 	"  --build-id-dir=<dir>, --archive=<file>   where modules are found (as for\n"
 	"                             cgtrace simulate)\n"
 	"\n"
-	"  --cache-sim=no|yes         simulate I1, D1 and LL [no]\n"
-	"  --branch-sim=no|yes        simulate branch prediction [no]\n"
-	"  --I1, --D1, --LL=<size>,<assoc>,<line_size>   a cache (and --cache-sim=yes);\n"
-	"                             those not given are the recording host's\n"
+	"Where cgtrace differs: a child made by fork() without exec is not recorded\n"
+	"yet (Callgrind writes a file for it); an execution cut short by a fault is\n"
+	"not in the trace, so its instructions before the fault are not counted;\n"
+	"threaded programs differ as two Callgrind runs of them differ.\n"
 	"\n"
 	"The trace must be recorded with Callgrind's translation (cgtrace record's\n"
 	"default, not --vex-guest-chase=yes) by the valgrind backend.\n"
@@ -95,6 +103,7 @@ static int add_pattern(struct patterns *p, const char *s)
 struct dumps {
 	const struct cgt_trace_header *h;
 	struct cgt_symbolizer *sy;
+	struct cgt_callgrind_writer *writer;
 	struct cgt_callgrind_out_options wo;
 	const char *base;	/* the expanded output name */
 	int named;		/* given by the user: may replace a callgrind.out */
@@ -144,7 +153,7 @@ static int on_dump(void *arg, const struct cgt_cg_profile *p, struct cgt_error *
 	FILE *f = open_memstream(&text, &len);
 	if (f == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
-	int rc = cgt_write_callgrind_out(f, p, ds->sy, ds->h, &ds->wo, e);
+	int rc = cgt_callgrind_writer_part(ds->writer, f, p, !ds->combine || ds->combined_len == 0, e);
 	if (fclose(f) != 0 && rc == 0)
 		rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 	if (rc == 0 && ds->combine) {
@@ -396,6 +405,10 @@ int cmd_simulate_callgrind(int argc, char **argv)
 		report_error(&e);
 		goto out;
 	}
+	if (cgt_callgrind_writer_open(&ds.writer, ds.sy, ds.h, &ds.wo, &e) < 0) {
+		report_error(&e);
+		goto out;
+	}
 	struct code_lookup lookup = { ds.sy, d };
 	o.code = (struct cgt_code_lookup){ find_code, &lookup };
 	o.dump = on_dump;
@@ -413,6 +426,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 	if (archive_damaged)
 		status = 3;
 out:
+	cgt_callgrind_writer_close(ds.writer);
 	cgt_symbolizer_close(ds.sy);
 	cgt_decoder_close(d);
 	free(ds.combined);

@@ -29,22 +29,30 @@ struct file_id {
 	int written;
 };
 
-struct writer {
+/* One file's writer: its compressed names outlive a part, for the parts
+   after it in the same file (--combine-dumps). */
+struct cgt_callgrind_writer {
 	FILE *f;
 	const struct cgt_cg_profile *p;
 	struct cgt_symbolizer *sy;
+	const struct cgt_trace_header *h;
+	struct cgt_callgrind_out_options o_copy;
 	const struct cgt_callgrind_out_options *o;
 	unsigned n_ev;
 	struct file_id *files;
 	uint32_t n_files, cap_files;
 	struct cgt_map file_index;
 	uint8_t *obj_written;
-	struct cgt_map fn_ids;	/* (context, rec) -> id + 1 */
+	uint32_t n_obj_written;
+	struct cgt_map fn_ids;	/* (context, rec) -> id + 1, FN_WRITTEN once defined in the file */
 	uint32_t n_fn_ids;
 	struct pos last;	/* where the readers are */
 	uint64_t totals[CGT_MAX_EVENTS];
 	int failed;
 };
+
+#define FN_WRITTEN (1u << 31)
+#define writer cgt_callgrind_writer
 
 static uint64_t hash_name(const char *s, uint64_t h)
 {
@@ -112,15 +120,16 @@ static void put_fn(struct writer *w, const char *tag, uint32_t context, uint32_t
 	uint64_t key = (uint64_t)context << 24 | rec;
 	fprintf(w->f, "%s=", tag);
 	if (w->o->compress_strings) {
-		void *id = cgt_map_get(&w->fn_ids, key);
-		if (id != NULL) {
-			fprintf(w->f, "(%u)\n", (uint32_t)(uintptr_t)id - 1);
+		uint32_t v = (uint32_t)(uintptr_t)cgt_map_get(&w->fn_ids, key);
+		if (v & FN_WRITTEN) {
+			fprintf(w->f, "(%u)\n", (v & ~FN_WRITTEN) - 1);
 			return;
 		}
-		uint32_t n = w->n_fn_ids++;
-		if (cgt_map_put(&w->fn_ids, key, (void *)(uintptr_t)(n + 1)) < 0)
+		if (v == 0)
+			v = ++w->n_fn_ids;
+		if (cgt_map_put(&w->fn_ids, key, (void *)(uintptr_t)(v | FN_WRITTEN)) < 0)
 			w->failed = 1;
-		fprintf(w->f, "(%u) ", n);
+		fprintf(w->f, "(%u) ", v - 1);
 	}
 	fputs(p->fns[p->context_fns[c->first]].name, w->f);
 	if (rec > 0)
@@ -253,28 +262,38 @@ static void put_arc(struct writer *w, const struct cgt_cg_centre *c, const struc
 	put_line(w, at, a->cost);
 }
 
-static void put_header(struct writer *w, const struct cgt_trace_header *h)
+/* The part's header (dump.c new_dumpfile); a part after another in the
+   same file has no file header and no cache descriptions. */
+static void put_header(struct writer *w, const struct cgt_trace_header *h, int first)
 {
 	const struct cgt_cg_profile *p = w->p;
 	FILE *f = w->f;
-	fprintf(f, "# callgrind format\nversion: 1\ncreator: cgtrace (callgrind-3.19.0)\n");
-	fprintf(f, "pid: %llu\ncmd: ", (unsigned long long)h->pid);
-	/* Callgrind's: a space, the program and its arguments, newlines and
-	   backslashes escaped */
-	for (uint32_t i = 0; i < h->argc; i++) {
-		fputc(' ', f);
-		for (const char *s = h->argv[i]; *s; s++)
-			fputs(*s == '\n' ? "\\n" : *s == '\\' ? "\\\\" : (char[2]){ *s, 0 }, f);
+	if (first) {
+		fprintf(f, "# callgrind format\nversion: 1\ncreator: cgtrace (callgrind-3.19.0)\n");
+		fprintf(f, "pid: %llu\ncmd: ", (unsigned long long)h->pid);
+		/* Callgrind's: a space, the program and its arguments, newlines
+		   and backslashes escaped */
+		for (uint32_t i = 0; i < h->argc; i++) {
+			fputc(' ', f);
+			for (const char *s = h->argv[i]; *s; s++)
+				fputs(*s == '\n' ? "\\n" : *s == '\\' ? "\\\\" : (char[2]){ *s, 0 }, f);
+		}
 	}
-	fprintf(f, "\npart: %u\n\n", p->part);
-	for (int l = 0; l < 3; l++) {
-		static const char *const names[] = { "I1", "D1", "LL" };
-		fprintf(f, "desc: %s cache: %s\n", names[l], w->o->cache_desc[l] ? w->o->cache_desc[l] : "");
+	fprintf(f, "\npart: %u\n", p->part);
+	if (first) {
+		fputs("\n\n", f);
+		for (int l = 0; l < 3; l++) {
+			static const char *const names[] = { "I1", "D1", "LL" };
+			fprintf(f, "desc: %s cache: %s\n", names[l], w->o->cache_desc[l] ? w->o->cache_desc[l] : "");
+		}
 	}
 	fprintf(f, "\ndesc: Timerange: Basic block %llu - %llu\n", (unsigned long long)p->blocks_from,
 		(unsigned long long)p->blocks_to);
-	fprintf(f, "desc: Trigger: %s\n", p->trigger ? p->trigger : "Program termination");
-	fprintf(f, "\npositions:%s%s\n", w->o->dump_instr ? " instr" : "", w->o->dump_line ? " line" : "");
+	/* a recorded string is the program's: kept on its line */
+	fputs("desc: Trigger: ", f);
+	for (const char *s = p->trigger ? p->trigger : "Program termination"; *s; s++)
+		fputs(*s == '\n' ? "\\n" : *s == '\r' ? "\\r" : (char[2]){ *s, 0 }, f);
+	fprintf(f, "\n\npositions:%s%s\n", w->o->dump_instr ? " instr" : "", w->o->dump_line ? " line" : "");
 	fprintf(f, "events:");
 	for (unsigned k = 0; k < p->events.n; k++)
 		fprintf(f, " %s", p->events.ev[k].name);
@@ -283,25 +302,69 @@ static void put_header(struct writer *w, const struct cgt_trace_header *h)
 	fprintf(f, "\n\n");
 }
 
-int cgt_write_callgrind_out(FILE *f, const struct cgt_cg_profile *p, struct cgt_symbolizer *sy,
-			    const struct cgt_trace_header *h, const struct cgt_callgrind_out_options *o,
-			    struct cgt_error *e)
+int cgt_callgrind_writer_open(struct cgt_callgrind_writer **out, struct cgt_symbolizer *sy,
+			      const struct cgt_trace_header *h, const struct cgt_callgrind_out_options *o,
+			      struct cgt_error *e)
 {
-	struct writer w = { .f = f, .p = p, .sy = sy, .o = o, .n_ev = p->events.n };
-	w.obj_written = calloc(p->n_objs + 1, 1);
-	if (w.obj_written == NULL)
+	struct writer *w = calloc(1, sizeof(*w));
+	if (w == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
-	put_header(&w, h);
+	w->sy = sy;
+	w->h = h;
+	w->o_copy = *o;
+	w->o = &w->o_copy;
+	*out = w;
+	return 0;
+}
+
+void cgt_callgrind_writer_close(struct cgt_callgrind_writer *w)
+{
+	if (w == NULL)
+		return;
+	free(w->files);
+	free(w->obj_written);
+	cgt_map_free(&w->file_index);
+	cgt_map_free(&w->fn_ids);
+	free(w);
+}
+
+int cgt_callgrind_writer_part(struct cgt_callgrind_writer *w, FILE *f, const struct cgt_cg_profile *p,
+			      int first, struct cgt_error *e)
+{
+	const struct cgt_callgrind_out_options *o = w->o;
+	w->f = f;
+	w->p = p;
+	w->n_ev = p->events.n;
+	memset(w->totals, 0, sizeof(w->totals));
+	if (p->n_objs + 1 > w->n_obj_written) {
+		uint8_t *v = realloc(w->obj_written, p->n_objs + 1);
+		if (v == NULL)
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+		memset(v + w->n_obj_written, 0, p->n_objs + 1 - w->n_obj_written);
+		w->obj_written = v;
+		w->n_obj_written = p->n_objs + 1;
+	}
+	if (first) {
+		/* a file of its own: every name defined again */
+		memset(w->obj_written, 0, w->n_obj_written);
+		for (uint32_t i = 1; i <= w->n_files; i++)
+			w->files[i].written = 0;
+		for (size_t i = 0; i < w->fn_ids.cap; i++)
+			if (w->fn_ids.slots[i].value != NULL)
+				w->fn_ids.slots[i].value =
+					(void *)((uintptr_t)w->fn_ids.slots[i].value & ~(uintptr_t)FN_WRITTEN);
+	}
+	put_header(w, w->h, first);
 
 	struct line_cost cur = { 0 };
 	uint32_t fn_context = UINT32_MAX, fn_rec = 0, fn_file = 0, last_obj = 0, last_fn_file = 0;
-	for (size_t i = 0; i <= p->n_centres && !w.failed; i++) {
+	for (size_t i = 0; i <= p->n_centres && !w->failed; i++) {
 		const struct cgt_cg_centre *c = i < p->n_centres ? &p->centres[i] : NULL;
 		if (fn_context != UINT32_MAX && (c == NULL || c->context != fn_context || c->rec != fn_rec)) {
 			/* the function's last line, its file back, a blank line */
-			flush(&w, &cur, fn_file);
-			if (w.last.file != fn_file)
-				put_file(&w, "fe", fn_file);
+			flush(w, &cur, fn_file);
+			if (w->last.file != fn_file)
+				put_file(w, "fe", fn_file);
 			fputc('\n', f);
 		}
 		if (c == NULL)
@@ -310,17 +373,17 @@ int cgt_write_callgrind_out(FILE *f, const struct cgt_cg_profile *p, struct cgt_
 		const struct cgt_cg_name *home = &p->files[p->fns[fn].parent];
 		uint32_t obj = home->parent;
 		if (c->context != fn_context || c->rec != fn_rec) {
-			uint32_t file = file_of(&w, obj, home->name);
+			uint32_t file = file_of(w, obj, home->name);
 			if (obj != last_obj)
-				put_obj(&w, "ob", obj);
+				put_obj(w, "ob", obj);
 			if (file != last_fn_file)
-				put_file(&w, "fl", file);
-			put_fn(&w, "fn", c->context, c->rec);
+				put_file(w, "fl", file);
+			put_fn(w, "fn", c->context, c->rec);
 			fn_context = c->context;
 			fn_rec = c->rec;
 			fn_file = last_fn_file = file;
 			last_obj = obj;
-			w.last = (struct pos){ file, 0, 0 };
+			w->last = (struct pos){ file, 0, 0 };
 			cur = (struct line_cost){ .at = { file, 0, 0 } };
 		}
 
@@ -329,50 +392,45 @@ int cgt_write_callgrind_out(FILE *f, const struct cgt_cg_profile *p, struct cgt_
 		for (uint32_t k = 0; k < c->n_insns; k++) {
 			struct pos at;
 			uint64_t iaddr = c->insns[k].addr;
-			position(&w, iaddr, p->map_epoch, c->offset + (iaddr - c->addr), c->obj, fn_file, &at);
+			position(w, iaddr, p->map_epoch, c->offset + (iaddr - c->addr), c->obj, fn_file, &at);
 			if (o->dump_instr || at.line != cur.at.line || at.file != cur.at.file) {
-				flush(&w, &cur, fn_file);
+				flush(w, &cur, fn_file);
 				cur.at = at;
 			}
-			const uint64_t *ic = c->cost + (size_t)k * w.n_ev;
-			for (unsigned ev = 0; ev < w.n_ev; ev++) {
+			const uint64_t *ic = c->cost + (size_t)k * w->n_ev;
+			for (unsigned ev = 0; ev < w->n_ev; ev++) {
 				cur.cost[ev] += ic[ev];
 				cur.any |= ic[ev] != 0;
 			}
 			if (a < c->n_arcs && !arcs[a].at_end && arcs[a].insn == k) {
-				flush(&w, &cur, fn_file);
+				flush(w, &cur, fn_file);
 				struct pos site;
-				position(&w, iaddr, p->map_epoch, c->offset + (iaddr - c->addr), c->obj, 0, &site);
+				position(w, iaddr, p->map_epoch, c->offset + (iaddr - c->addr), c->obj, 0, &site);
 				cur.at = site;
-				switch_file(&w, site.file, fn_file);
+				switch_file(w, site.file, fn_file);
 				for (; a < c->n_arcs && !arcs[a].at_end && arcs[a].insn == k; a++)
-					put_arc(&w, c, &arcs[a], &site, obj);
+					put_arc(w, c, &arcs[a], &site, obj);
 			}
 		}
 		if (c->skipped != NULL || a < c->n_arcs) {
-			flush(&w, &cur, fn_file);
+			flush(w, &cur, fn_file);
 			struct pos site;
 			uint64_t iaddr = c->n_insns ? c->insns[c->n_insns - 1].addr : c->addr;
-			position(&w, iaddr, p->map_epoch, c->offset + (iaddr - c->addr), c->obj, 0, &site);
+			position(w, iaddr, p->map_epoch, c->offset + (iaddr - c->addr), c->obj, 0, &site);
 			cur.at = site;
-			switch_file(&w, site.file, fn_file);
+			switch_file(w, site.file, fn_file);
 			if (c->skipped != NULL) {
-				memcpy(cur.cost, c->skipped, w.n_ev * sizeof(uint64_t));
+				memcpy(cur.cost, c->skipped, w->n_ev * sizeof(uint64_t));
 				cur.any = 1;
-				flush(&w, &cur, fn_file);
+				flush(w, &cur, fn_file);
 			}
 			for (; a < c->n_arcs; a++)
-				put_arc(&w, c, &arcs[a], &site, obj);
+				put_arc(w, c, &arcs[a], &site, obj);
 		}
 	}
 	fprintf(f, "totals: ");
-	put_costs(&w, w.totals);
-	int failed = w.failed;
-	free(w.files);
-	free(w.obj_written);
-	cgt_map_free(&w.file_index);
-	cgt_map_free(&w.fn_ids);
-	if (failed)
+	put_costs(w, w->totals);
+	if (w->failed)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	if (ferror(f))
 		return cgt_fail(e, cgt_err_io, "cannot write the callgrind.out file: %s", strerror(errno));

@@ -152,12 +152,21 @@ struct cgt_callgrind_out_options {
 	const char *cache_desc[3];	/* I1, D1, LL: "32768 B, 64 B, 8-way associative"; NULL: "" */
 };
 
-/* Writes one part (p, a dump of cgt_callgraph_run) to f, positions from
-   sy (which holds the trace's module map); h: the trace's header (pid:,
-   cmd:). */
-int cgt_write_callgrind_out(FILE *f, const struct cgt_cg_profile *p, struct cgt_symbolizer *sy,
-			    const struct cgt_trace_header *h, const struct cgt_callgrind_out_options *o,
-			    struct cgt_error *e);
+/* What a callgrind.out file has written so far: its compressed names,
+   which the parts after a part in the same file use (--combine-dumps). */
+struct cgt_callgrind_writer;
+
+/* Positions come from sy (which holds the trace's module map); h: the
+   trace's header (pid:, cmd:). */
+int cgt_callgrind_writer_open(struct cgt_callgrind_writer **w, struct cgt_symbolizer *sy,
+			      const struct cgt_trace_header *h, const struct cgt_callgrind_out_options *o,
+			      struct cgt_error *e);
+/* Writes p (a dump of cgt_callgraph_run) to f: first, a file of its own
+   (its header, every name defined anew); else the next part of the file
+   the parts before went to. */
+int cgt_callgrind_writer_part(struct cgt_callgrind_writer *w, FILE *f, const struct cgt_cg_profile *p,
+			      int first, struct cgt_error *e);
+void cgt_callgrind_writer_close(struct cgt_callgrind_writer *w);
 
 /* ---- cg_annotate (annotation.c, annotate_text.c, annotate_json.c,
         mod_regex.c) ----------------------------------------------------- */

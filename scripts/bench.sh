@@ -44,6 +44,12 @@ commands = {
                  "--D1=8k..64k,8,64", "--LL=2M..16M,16,64", "-o", f"{b}/sweep/16.%c", trace],
     "D1 curve 45": [cgtrace, "simulate", "-q", "--branch-sim=yes", "--I1=32768,8,64",
                     "--D1=4k..1M,1..16,64", "--LL=8388608,16,64", "-o", f"{b}/sweep/curve.%c", trace],
+    # Call graphs: Callgrind and the replay, with the same simulation.
+    "callgrind": ["valgrind", "--tool=callgrind", "--cache-sim=yes", "--branch-sim=yes", *cfg,
+                  f"--callgrind-out-file={b}/callgrind.out", f"{b}/bench"],
+    "simulate --tool=callgrind": [cgtrace, "simulate", "-q", "--tool=callgrind", "--cache-sim=yes",
+                                  "--branch-sim=yes", *cfg, f"--callgrind-out-file={b}/cgtrace.callgrind.out",
+                                  trace],
     "cg_annotate": ["cg_annotate", "big.cgout"],
     "report": [cgtrace, "report", "big.cgout"],
 }
@@ -96,6 +102,15 @@ for name, label in (("simulate --L2", "simulate with --L2=256k (1 config)"),
                     ("D1 curve 45", "sweep: D1 4k..1M x 1..16 (45)")):
     print(f"{label:36} {best[name]:6.2f} s  {best[name] / best['simulate']:5.2f} x simulate  "
           f"peak {peak[name] / 1024:4.0f} MB")
+clg = best["callgrind"]
+print(f"{'callgrind --cache-sim --branch-sim':36} {clg:6.2f} s {'':17} peak {peak['callgrind'] / 1024:4.0f} MB")
+print(f"{'simulate --tool=callgrind (same)':36} {best['simulate --tool=callgrind']:6.2f} s  "
+      f"{best['simulate --tool=callgrind'] / clg:5.2f} x callgrind  "
+      f"peak {peak['simulate --tool=callgrind'] / 1024:4.0f} MB")
+agree = subprocess.run(["python3", "tests/tools/callgrind_compare.py", f"{b}/callgrind.out",
+                        f"{b}/cgtrace.callgrind.out"], capture_output=True, text=True)
+print(f"simulate --tool=callgrind's profile is Callgrind's: "
+      f"{'yes' if agree.returncode == 0 else 'NO: ' + agree.stdout.splitlines()[0] if agree.stdout else 'NO'}")
 print(f"{'trace size':36} {size / 1e6:6.1f} MB, {size / ir:.3f} bytes/instruction")
 print(f"simulate's cachegrind.out identical to Cachegrind's: {'yes' if same else 'NO'}")
 size = os.path.getsize(f"{report_dir}/big.cgout")
