@@ -179,6 +179,9 @@ struct replay {
 	struct cache_model cache[3];	/* I1, D1, LL */
 	struct branch_model *predictor;
 	uint32_t min_line;
+	struct vec programs;	/* struct block_program *, by trace block id */
+	struct l1_ref *misses;	/* room for a program's max_refs */
+	uint32_t n_misses;
 	struct vec objs, files, fn_names;	/* struct name_node */
 	struct vec fns;		/* struct fn_node, by function number */
 	struct vec contexts;	/* struct context */
@@ -219,7 +222,7 @@ static struct call_entry *entry(struct thread *t, uint32_t i)
 	return &AT(t->calls, struct call_entry, i);
 }
 
-static uint32_t *active(struct replay *r, struct thread *t, uint32_t fn)
+static uint32_t *grow_active(struct replay *r, struct thread *t, uint32_t fn)
 {
 	while (t->active.n <= fn)
 		if (vec_push(&t->active) < 0) {
@@ -228,6 +231,14 @@ static uint32_t *active(struct replay *r, struct thread *t, uint32_t fn)
 			return &scratch;
 		}
 	return &AT(t->active, uint32_t, fn);
+}
+
+/* The activations of fn in t's stacks (callgrind's fn_active array). */
+static inline uint32_t *active(struct replay *r, struct thread *t, uint32_t fn)
+{
+	if (__builtin_expect(fn < t->active.n, 1))
+		return &AT(t->active, uint32_t, fn);
+	return grow_active(r, t, fn);
 }
 
 /* ---- Names ------------------------------------------------------------- */
@@ -298,7 +309,19 @@ static const char *const unknown = "???";
 
 /* The BB of a trace block, made on its first execution, as Callgrind
    makes it on its first translation. */
-static uint32_t get_bb(struct replay *r, const struct cgt_block *blk)
+static uint32_t make_bb(struct replay *r, const struct cgt_block *blk);
+
+static inline uint32_t get_bb(struct replay *r, const struct cgt_block *blk)
+{
+	if (__builtin_expect(blk->id < r->block_bb.n, 1)) {
+		uint32_t known = AT(r->block_bb, uint32_t, blk->id);
+		if (known != 0)
+			return known - 1;
+	}
+	return make_bb(r, blk);
+}
+
+static uint32_t make_bb(struct replay *r, const struct cgt_block *blk)
 {
 	while (r->block_bb.n <= blk->id)
 		if (vec_push(&r->block_bb) < 0)
@@ -1211,20 +1234,20 @@ static uint32_t passed_of(const struct bb *bb, uint32_t exit)
 	return p;
 }
 
-/* The events every execution leaving by this exit has (Ir Dr Dw Bc Bi as
-   Callgrind counts them: a read-modify-write is a write), guarded
-   accesses aside: columns of the event set. */
-static void prefix_events(const struct replay *r, const struct cgt_prefix_counts *pc, uint64_t *ev)
+/* Adds the events every execution leaving by an exit has (Ir Dr Dw Bc Bi
+   as Callgrind counts them: a read-modify-write is a write), guarded
+   accesses aside, to the columns of cost. */
+static inline void add_prefix_events(const struct replay *r, const struct cgt_prefix_counts *pc,
+				     uint64_t *cost)
 {
-	memset(ev, 0, r->n_ev * sizeof(*ev));
 	if (r->o->cache_sim) {
-		ev[0] = pc->insns;
-		ev[r->ev_dr] = pc->reads;
-		ev[r->ev_dw] = pc->writes + pc->modifies;
+		cost[0] += pc->insns;
+		cost[r->ev_dr] += pc->reads;
+		cost[r->ev_dw] += pc->writes + pc->modifies;
 	}
 	if (r->predictor != NULL) {
-		ev[r->ev_bc] = pc->conds;
-		ev[r->ev_bi] = pc->indirects;
+		cost[r->ev_bc] += pc->conds;
+		cost[r->ev_bi] += pc->indirects;
 	}
 }
 
@@ -1238,15 +1261,76 @@ static uint32_t trace_exit_of(const struct bb *bb, uint32_t p)
 	return p == cj ? 0 : p + 1;
 }
 
+/* An L1 reference that goes on to LL, or a guarded access to charge. */
+struct l1_ref {
+	uint64_t addr;
+	uint32_t op;
+	uint8_t size;
+	uint8_t missed;		/* L1 missed: LL is looked up */
+};
+
+/* A data reference's events at its instruction: a guarded access's Dr or
+   Dw (the others are counted by exit), and the misses: where Callgrind
+   puts them (see misplaced_slot). */
+static void charge_data(struct replay *r, struct exec_state *s, const struct bb *bb,
+			const struct cgt_block *blk, const struct cgt_op *op, unsigned miss, int skipped,
+			uint64_t *skip_cost, uint64_t *costs)
+{
+	if (op->insn >= bb->n_insns)
+		return;
+	int write = op->kind != CGT_OP_READ && op->kind != CGT_OP_READ_GUARDED;
+	int guarded = cgt_op_is_guarded(op->kind);
+	int ev[3] = { write ? r->ev_dw : r->ev_dr, write ? r->ev_d1mw : r->ev_d1mr,
+		      write ? r->ev_dlmw : r->ev_dlmr };
+	int group = write ? G_DW : G_DR;
+	int misplaced = guarded && !skipped && !(groups_of(r, blk, op->insn) & (1u << group));
+	uint64_t *self = skipped ? skip_cost : costs + (size_t)op->insn * r->n_ev;
+	for (unsigned e = guarded ? 0 : 1; e <= miss; e++) {
+		uint32_t to;
+		int column;
+		s->cost[ev[e]]++;
+		if (!misplaced)
+			self[ev[e]]++;
+		else if (misplaced_slot(r, blk, bb->n_insns, op->insn, group, (int)e, &to, &column))
+			costs[(size_t)to * r->n_ev + (size_t)column]++;
+	}
+}
+
+/* The block program of a trace block, compiled on its first execution. */
+static struct block_program *program_of(struct replay *r, const struct cgt_block *blk)
+{
+	while (r->programs.n <= blk->id)
+		if (vec_push(&r->programs) < 0)
+			return NULL;
+	struct block_program **bp = &AT(r->programs, struct block_program *, blk->id);
+	if (*bp != NULL)
+		return *bp;
+	const struct cache_model *I1 = &r->cache[CACHE_I1];
+	struct block_program_options o = { r->o->cache_sim, r->predictor != NULL, I1->line_bits,
+					   I1->way_bits, I1->sets_mask, r->min_line };
+	*bp = block_program_compile(blk, &o);
+	if (*bp != NULL && (*bp)->max_refs > r->n_misses) {
+		struct l1_ref *m = realloc(r->misses, (*bp)->max_refs * sizeof(*m));
+		if (m == NULL)
+			return NULL;
+		r->misses = m;
+		r->n_misses = (*bp)->max_refs;
+	}
+	return *bp;
+}
+
 /*
  * The execution's cache references and branches, simulated whether or not
  * collecting, charged only when collecting: to the BBCC, or in a skipped
  * function to the caller it was skipped for.  What every execution by an
  * exit has is counted once per execution (the BBCC's executions by exit,
  * turned into costs per instruction when dumped); misses, mispredictions
- * and guarded accesses are charged to their instructions here.
+ * and guarded accesses are charged to their instructions here.  The block
+ * runs as a block program (block_program.h), as Cachegrind's simulation
+ * runs it, its L1 misses going to LL in program order.
  */
-static void simulate_exec(struct replay *r, struct thread *t, uint32_t c, const struct cgt_exec *x)
+static void simulate_exec(struct replay *r, struct thread *t, uint32_t c, const struct cgt_exec *x,
+			  struct block_program *bp)
 {
 	struct exec_state *s = state(t);
 	const struct cgt_block *blk = x->block;
@@ -1256,108 +1340,87 @@ static void simulate_exec(struct replay *r, struct thread *t, uint32_t c, const 
 	uint64_t *skip_cost = skipped ? U64(r, BBCC(r, s->nonskipped).skipped) : NULL;
 	uint64_t *costs = skipped ? NULL : U64(r, BBCC(r, c).cost);
 	if (collect) {
-		uint64_t ev[CGT_MAX_EVENTS];
-		prefix_events(r, &blk->prefix_counts[x->exit], ev);
-		for (unsigned k = 0; k < r->n_ev; k++)
-			s->cost[k] += ev[k];
+		add_prefix_events(r, &blk->prefix_counts[x->exit], s->cost);
 		if (skipped)
-			for (unsigned k = 0; k < r->n_ev; k++)
-				skip_cost[k] += ev[k];
+			add_prefix_events(r, &blk->prefix_counts[x->exit], skip_cost);
 		else
 			(*U64(r, BBCC(r, c).charged + passed_of(bb, x->exit)))++;
 	}
 #define SELF(insn) (skipped ? skip_cost : costs + (size_t)(insn) * r->n_ev)
-	uint32_t v = 0, exit_no = 0;
-	uint64_t history = r->predictor ? r->predictor->history : 0;
-	for (uint32_t k = 0; k < x->n_ops; k++) {
-		const struct cgt_op *op = &blk->ops[k];
-		int in_bb = op->insn < bb->n_insns;
-		unsigned miss;
-		switch (op->kind) {
-		case CGT_OP_INSN:
-			if (!r->o->cache_sim)
-				break;
-			miss = reference(r, CACHE_I1, blk->insns[op->insn].addr, blk->insns[op->insn].len);
-			if (miss > 0 && collect && in_bb) {
-				uint64_t *self = SELF(op->insn);
-				s->cost[r->ev_i1mr]++;
-				self[r->ev_i1mr]++;
-				if (miss > 1) {
-					s->cost[r->ev_ilmr]++;
-					self[r->ev_ilmr]++;
-				}
-			}
-			break;
-		case CGT_OP_READ:
-		case CGT_OP_READ_GUARDED:
-		case CGT_OP_WRITE:
-		case CGT_OP_WRITE_GUARDED:
-		case CGT_OP_MODIFY: {
-			uint64_t addr = x->values[v++];
-			if (!r->o->cache_sim || addr == CGT_NO_ACCESS)
-				break;
-			int write = op->kind != CGT_OP_READ && op->kind != CGT_OP_READ_GUARDED;
-			int guarded = cgt_op_is_guarded(op->kind);
-			miss = reference(r, CACHE_D1, addr, cachegrind_access_size(op->size, r->min_line));
-			if (!collect || !in_bb || (miss == 0 && !guarded))
-				break;
-			int ev[3] = { write ? r->ev_dw : r->ev_dr, write ? r->ev_d1mw : r->ev_d1mr,
-				      write ? r->ev_dlmw : r->ev_dlmr };
-			int group = write ? G_DW : G_DR;
-			int misplaced = guarded && !skipped && !(groups_of(r, blk, op->insn) & (1u << group));
-			for (unsigned e = guarded ? 0 : 1; e <= miss; e++) {
-				uint32_t to;
-				int column;
-				s->cost[ev[e]]++;
-				if (!misplaced)
-					SELF(op->insn)[ev[e]]++;
-				else if (misplaced_slot(r, blk, bb->n_insns, op->insn, group, (int)e, &to, &column))
-					costs[(size_t)to * r->n_ev + (size_t)column]++;
-			}
-			break;
+#define CHARGE(insn, ev)                                 \
+	do {                                             \
+		if (collect && (insn) < bb->n_insns) {   \
+			s->cost[ev]++;                   \
+			SELF(insn)[ev]++;                \
+		}                                        \
+	} while (0)
+	const struct prefix_plan *plan = &bp->prefixes[x->exit];
+	const uint64_t *v = x->values;
+	if (r->o->cache_sim) {
+		struct cache_model *I1 = &r->cache[CACHE_I1], *D1 = &r->cache[CACHE_D1];
+		struct l1_ref *m = r->misses;
+		uint32_t n_fetch = 0, n = 0;
+		for (uint32_t f = 0; f < plan->n_fetches; f++) {
+			const struct fetch_step *fs = &bp->fetches[f];
+			/* the usual case, a hit on the set's most recently used line */
+			if (I1->tags[fs->set_at] != fs->line && cache_ref_is_miss(I1, fs->addr, fs->len))
+				m[n++] = (struct l1_ref){ fs->addr, fs->op, fs->len, 1 };
 		}
-		case CGT_OP_COND:
-		case CGT_OP_COND_INV: {
-			exit_no++;
-			if (r->predictor == NULL)
-				break;
+		n_fetch = n;
+		for (uint32_t j = 0; j < plan->n_data; j++) {
+			if (v[j] == CGT_NO_ACCESS)
+				continue;
+			int guarded = bp->n_guarded && bp->data_guarded[j];
+			int hit = !cache_ref_is_miss(D1, v[j], bp->data_sizes[j]);
+			if (!hit || guarded)
+				m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], bp->data_sizes[j], (uint8_t)!hit };
+		}
+		/* LL in program order: the fetch misses and data references merged */
+		uint32_t i = 0, j = n_fetch;
+		while (i < n_fetch || j < n) {
+			const struct l1_ref *ref = j == n || (i < n_fetch && m[i].op < m[j].op) ? &m[i++] : &m[j++];
+			const struct cgt_op *op = &blk->ops[ref->op];
+			unsigned miss = !ref->missed ? 0
+					: 1 + (unsigned)cache_ref_is_miss(&r->cache[CACHE_LL], ref->addr, ref->size);
+			if (op->kind == CGT_OP_INSN) {
+				CHARGE(op->insn, r->ev_i1mr);
+				if (miss > 1)
+					CHARGE(op->insn, r->ev_ilmr);
+				continue;
+			}
+			if (collect)
+				charge_data(r, s, bb, blk, op, miss, skipped, skip_cost, costs);
+		}
+	}
+	if (r->predictor != NULL) {
+		uint64_t history = r->predictor->history;
+		const struct cond_step *conds = bp->conds;
+		const uint32_t n_conds = plan->n_conds;
+		const uint32_t last_exit_op = blk->n_exits ? blk->exit_ops[blk->n_exits - 1] : UINT32_MAX;
+		for (uint32_t k = 0; k < n_conds; k++) {
 			/* Callgrind takes only the block's last branch as inverted
 			   (main.c, CLG_(collectBlockInfo)), Cachegrind any whose
 			   target is the next instruction */
-			int guard = x->exit == exit_no;
-			int taken = guard ^ (bb->inverted && exit_no == blk->n_exits);
+			int guard = plan->exit_is_last_cond && k + 1 == n_conds;
+			int taken = guard ^ (bb->inverted && conds[k].op == last_exit_op);
 			uint32_t counter;
 			uint8_t was;
-			enum branch_outcome b = cond_branch(r->predictor, &history, blk->insns[op->insn].addr,
-							    taken, &counter, &was);
-			if (b == BRANCH_MISPREDICTED && collect && in_bb) {
-				s->cost[r->ev_bcm]++;
-				SELF(op->insn)[r->ev_bcm]++;
-			}
-			break;
+			const struct cgt_op *op = &blk->ops[conds[k].op];
+			if (cond_branch(r->predictor, &history, blk->insns[op->insn].addr, taken, &counter, &was) ==
+			    BRANCH_MISPREDICTED)
+				CHARGE(op->insn, r->ev_bcm);
 		}
-		case CGT_OP_EXIT:
-			exit_no++;
-			break;
-		case CGT_OP_INDIRECT: {
-			uint64_t target = x->values[v++];
-			if (r->predictor == NULL)
-				break;
+		r->predictor->history = history;
+		if (plan->indirect) {
 			uint32_t slot;
-			enum branch_outcome b = indirect_branch(r->predictor, blk->insns[op->insn].addr, target, &slot);
-			if (b == BRANCH_MISPREDICTED && collect && in_bb) {
-				s->cost[r->ev_bim]++;
-				SELF(op->insn)[r->ev_bim]++;
-			}
-			break;
-		}
-		default:
-			break;
+			const struct cgt_op *op = &blk->ops[bp->indirect_op];
+			if (indirect_branch(r->predictor, bp->indirect_pc, v[bp->indirect_value], &slot) ==
+			    BRANCH_MISPREDICTED)
+				CHARGE(op->insn, r->ev_bim);
 		}
 	}
+#undef CHARGE
 #undef SELF
-	if (r->predictor != NULL)
-		r->predictor->history = history;
 }
 
 /* ---- Dumps (dump.c) ------------------------------------------------------------- */
@@ -1841,6 +1904,10 @@ static void replay_free(struct replay *r)
 	for (int k = 0; k < 3; k++)
 		cache_model_free(&r->cache[k]);
 	free(r->predictor);
+	for (size_t i = 0; i < r->programs.n; i++)
+		free(AT(r->programs, struct block_program *, i));
+	free(r->programs.v);
+	free(r->misses);
 	for (uint32_t i = 0; i < r->n_threads; i++) {
 		struct thread *t = r->threads[i];
 		if (t == NULL)
@@ -1899,6 +1966,7 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 		.u32s.size = sizeof(uint32_t),
 		.block_bb.size = sizeof(uint32_t),
 		.owned.size = sizeof(char *),
+		.programs.size = sizeof(struct block_program *),
 		.instrumenting = o->instr_atstart,
 	};
 	int rc;
@@ -1953,6 +2021,7 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 			continue;
 		}
 		struct cgt_exec x = { 0 };
+		struct thread *t = NULL;
 		while ((rc = cgt_batch_next(&b, &x, e)) > 0) {
 			uint64_t sp = 0;
 			if (!x.block->has_sp || x.block->jumps == NULL) {
@@ -1966,15 +2035,22 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 				goto out;
 			if (!r.instrumenting)
 				continue;
-			struct thread *t = get_thread(&r, x.tid);
+			if (t == NULL || t->tid != x.tid)
+				t = get_thread(&r, x.tid);
 			uint32_t bb = t != NULL ? get_bb(&r, x.block) : NONE;
 			if (bb == NONE) {
 				rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 				goto out;
 			}
 			setup_bbcc(&r, t, bb, sp, e);
-			if (r.charged && !r.failed)
-				simulate_exec(&r, t, state(t)->bbcc, &x);
+			if (r.charged && !r.failed) {
+				struct block_program *bp = program_of(&r, x.block);
+				if (bp == NULL) {
+					rc = cgt_fail(e, cgt_err_nomem, "out of memory");
+					goto out;
+				}
+				simulate_exec(&r, t, state(t)->bbcc, &x, bp);
+			}
 			state(t)->passed = passed_of(&BB(&r, bb), x.exit);
 			if (r.failed) {
 				rc = r.failed == 2 ? -e->status : cgt_fail(e, cgt_err_nomem, "out of memory");
