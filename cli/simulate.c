@@ -35,6 +35,12 @@ const char usage_simulate[] =
 	"  --I1=<size>,<assoc>,<line_size>  set I1 cache manually\n"
 	"  --D1=<size>,<assoc>,<line_size>  set D1 cache manually\n"
 	"  --LL=<size>,<assoc>,<line_size>  set LL cache manually\n"
+	"  --instr-at-start=yes|no          simulate from the start? [yes]; the\n"
+	"                                   program's CACHEGRIND_START_INSTRUMENTATION\n"
+	"                                   and _STOP_ requests (Valgrind 3.22's\n"
+	"                                   cachegrind.h) start and stop it; while\n"
+	"                                   stopped nothing is counted, and the\n"
+	"                                   caches keep their state\n"
 	"  --cachegrind-out-file=<file>     output file name [cachegrind.out.%p, or\n"
 	"                                   .1, .2, ... after it if that exists]\n"
 	"  -o <file>                        the same\n"
@@ -104,7 +110,8 @@ const char usage_simulate[] =
 	"were read from it.\n";
 
 enum { OPT_CACHE_SIM = 256, OPT_BRANCH_SIM, OPT_I1, OPT_D1, OPT_L2, OPT_LL, OPT_OUT, OPT_THREADS,
-       OPT_CACHES, OPT_SWEEP_SUMMARY, OPT_PLOT, OPT_BUILD_ID_DIR, OPT_ARCHIVE, OPT_TOOL };
+       OPT_CACHES, OPT_SWEEP_SUMMARY, OPT_PLOT, OPT_BUILD_ID_DIR, OPT_ARCHIVE, OPT_TOOL,
+       OPT_INSTR_AT_START };
 
 /* Cachegrind's handling of a bad --I1/--D1/--LL: its messages, status 1. */
 static int bad_cache_option(const char *name, const char *value, int result,
@@ -381,6 +388,8 @@ int cmd_simulate(int argc, char **argv)
 		{ "plot", required_argument, NULL, OPT_PLOT },
 		{ "build-id-dir", required_argument, NULL, OPT_BUILD_ID_DIR },
 		{ "archive", required_argument, NULL, OPT_ARCHIVE },
+		{ "tool", required_argument, NULL, OPT_TOOL },
+		{ "instr-at-start", required_argument, NULL, OPT_INSTR_AT_START },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -389,7 +398,7 @@ int cmd_simulate(int argc, char **argv)
 	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
 		if (strcmp(argv[i], "--tool=callgrind") == 0)
 			return cmd_simulate_callgrind(argc, argv);
-	struct cgt_sim_options so = { .cache_sim = 1, .branch_sim = 0 };
+	struct cgt_sim_options so = { .cache_sim = 1, .branch_sim = 0, .instr_at_start = 1 };
 	struct cgt_cache_list lists[CGT_N_LEVELS] = { { 0 } };
 	const char *out_tmpl = NULL;	/* NULL: the default name, never replacing a file */
 	const char *summary_path = NULL, *plot_path = NULL, *build_id_dir = NULL, *archive = NULL;
@@ -447,6 +456,13 @@ int cmd_simulate(int argc, char **argv)
 			if (parse_number(optarg, 1, 64, 0, &threads) < 0) {
 				status = usage_error(usage_simulate, "bad --threads '%s' (expected 1 to 64)",
 						     optarg);
+				goto free_lists;
+			}
+			break;
+		case OPT_INSTR_AT_START:
+			if (parse_yes_no(optarg, &so.instr_at_start) < 0) {
+				status = usage_error(usage_simulate,
+						     "bad --instr-at-start '%s' (expected yes or no)", optarg);
 				goto free_lists;
 			}
 			break;

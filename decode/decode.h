@@ -109,6 +109,9 @@ struct cgt_segment_info {
 	/* the outcomes of the last 64 conditional branches before it, the
 	   last in bit 0 */
 	uint64_t cond_history;
+	/* the last CACHEGRIND_START/STOP request before it (enum
+	   cgt_cachegrind_instr) */
+	uint8_t cachegrind_instr;
 };
 
 int cgt_decode_worker_open(struct cgt_decoder *d, struct cgt_decode_worker **w,

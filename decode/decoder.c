@@ -252,8 +252,8 @@ static int apply_record(struct cgt_decoder *d, const struct cgt_record *rec, str
 	case CGT_REC_BLOCKS:
 		return cgt_blocks_decode(&d->blocks, rec, cgt_reader_version(d->reader), d->map_epoch, e);
 	case CGT_REC_SEGMENT: {
-		uint64_t history;
-		return cgt_segment_decode(&history, rec, e);
+		struct cgt_segment_state state;
+		return cgt_segment_decode(&state, rec, e);
 	}
 	case CGT_REC_REQUEST:
 	case CGT_REC_SIGNAL:
@@ -442,10 +442,15 @@ int cgt_decode_worker_take(struct cgt_decode_worker *w, struct cgt_segment_info 
 	cgt_events_state_reset(&w->state);
 	info->first = w->frame.index == 0;
 	info->cond_history = 0;
+	info->cachegrind_instr = CGT_CG_INSTR_NONE;
 	/* The SEGMENT record that begins it (checked by apply_frame). */
-	if (!info->first && cgt_frame_next_record(&w->frame, &rec, e) > 0 &&
-	    cgt_segment_decode(&info->cond_history, &rec, e) < 0)
-		return -e->status;
+	struct cgt_segment_state state;
+	if (!info->first && cgt_frame_next_record(&w->frame, &rec, e) > 0) {
+		if (cgt_segment_decode(&state, &rec, e) < 0)
+			return -e->status;
+		info->cond_history = state.cond_history;
+		info->cachegrind_instr = state.cachegrind_instr;
+	}
 	return 1;
 }
 

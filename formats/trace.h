@@ -733,6 +733,7 @@ struct cgt_block_table {
 	   conditional branches encoded, the last in bit 0. */
 	uint32_t segment;
 	uint64_t cond_history;
+	uint8_t cachegrind_instr;	/* the last CACHEGRIND_START/STOP request: enum cgt_cachegrind_instr */
 	/* The EVENTS record being written: its stack pointers (a stream of
 	   their own, appended by cgt_events_finish), the last of them, and
 	   where the length of its executions goes. */
@@ -812,8 +813,29 @@ int cgt_events_encode(struct cgt_buf *b, struct cgt_block_table *t, struct cgt_b
 		      uint32_t exit_ord, const uint64_t *values);
 
 /* SEGMENT: the outcomes of the 64 conditional branches before it. */
-int cgt_segment_encode(struct cgt_buf *b, uint64_t cond_history);
-int cgt_segment_decode(uint64_t *cond_history, const struct cgt_record *rec, struct cgt_error *e);
+/* Cachegrind's instrumentation requests (CACHEGRIND_START/STOP_INSTRUMENTATION,
+   Valgrind 3.22's cachegrind.h): which came last. */
+enum cgt_cachegrind_instr { CGT_CG_INSTR_NONE, CGT_CG_INSTR_START, CGT_CG_INSTR_STOP };
+#define CGT_REQUEST_CACHEGRIND_START 0x43470000u
+#define CGT_REQUEST_CACHEGRIND_STOP 0x43470001u
+
+/* What a segment starts from, of the stream before it. */
+struct cgt_segment_state {
+	/* the outcomes of the 64 conditional branches before it, the last
+	   in bit 0 */
+	uint64_t cond_history;
+	uint8_t cachegrind_instr;	/* enum cgt_cachegrind_instr: the last request before it */
+};
+
+/* Returns the state after a client request mark of this code. */
+static inline uint8_t cgt_cachegrind_instr_after(uint8_t before, uint32_t code)
+{
+	return code == CGT_REQUEST_CACHEGRIND_START ? CGT_CG_INSTR_START
+	       : code == CGT_REQUEST_CACHEGRIND_STOP ? CGT_CG_INSTR_STOP : before;
+}
+
+int cgt_segment_encode(struct cgt_buf *b, const struct cgt_segment_state *s);
+int cgt_segment_decode(struct cgt_segment_state *s, const struct cgt_record *rec, struct cgt_error *e);
 
 /* The delta state of one decoder of EVENTS: the previous values of every
    block's value ops.  Threads decoding different segments each have one. */

@@ -126,19 +126,28 @@ int cgt_events_fail_block_id(const struct cgt_record *rec, const uint8_t *at, ui
 	return cgt_events_fail_at(rec, at, what, e);
 }
 
-int cgt_segment_encode(struct cgt_buf *b, uint64_t cond_history)
+int cgt_segment_encode(struct cgt_buf *b, const struct cgt_segment_state *s)
 {
-	return put_varint(b, cond_history);
+	/* the request byte only once there was one: older readers' records */
+	if (put_varint(b, s->cond_history) < 0)
+		return -1;
+	return s->cachegrind_instr == CGT_CG_INSTR_NONE ? 0 : put_varint(b, s->cachegrind_instr);
 }
 
-int cgt_segment_decode(uint64_t *cond_history, const struct cgt_record *rec, struct cgt_error *e)
+int cgt_segment_decode(struct cgt_segment_state *s, const struct cgt_record *rec, struct cgt_error *e)
 {
 	struct cursor c;
+	uint64_t instr = CGT_CG_INSTR_NONE;
 
 	cursor_init(&c, rec, e);
-	int rc = cursor_varint(&c, cond_history, "the branch history");
+	int rc = cursor_varint(&c, &s->cond_history, "the branch history");
+	if (rc == 0 && !cursor_done(&c))
+		rc = cursor_varint(&c, &instr, "the last Cachegrind instrumentation request");
+	if (rc == 0 && instr > CGT_CG_INSTR_STOP)
+		rc = cursor_fail(&c, "a Cachegrind instrumentation request of 0, 1 or 2");
 	if (rc == 0 && !cursor_done(&c))
 		rc = cursor_fail(&c, "the end of the record");
+	s->cachegrind_instr = (uint8_t)instr;
 	return rc;
 }
 

@@ -218,7 +218,8 @@ int cgt_writer_segment_point(struct cgt_writer *w, struct cgt_block_table *t, st
 	w->ring[w->head].starts_segment = 1;
 	w->segment_bytes = 0;
 	t->segment++;
-	if (cgt_segment_encode(&b, t->cond_history) < 0)
+	struct cgt_segment_state state = { t->cond_history, t->cachegrind_instr };
+	if (cgt_segment_encode(&b, &state) < 0)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	rc = cgt_writer_put(w, CGT_REC_SEGMENT, b.data, b.len, e);
 	cgt_buf_free(&b);

@@ -185,15 +185,25 @@ int cgt_write_cachegrind_out(const char *path, const struct cgt_profile *p,
 		rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 		goto out;
 	}
+	uint8_t *listed = calloc(pl->n_lines ? pl->n_lines : 1, 1);
+	if (listed == NULL) {
+		rc = cgt_fail(e, cgt_err_nomem, "out of memory");
+		goto out;
+	}
 	for (size_t i = 0; i < p->n_insns; i++) {
 		uint64_t *c = counts + (size_t)pl->line_of[i] * n_events;
 		const uint64_t *row = p->costs + i * n_events;
 		for (unsigned k = 0; k < n_events; k++)
 			c[k] += row[k];
+		listed[pl->line_of[i]] |= p->listed == NULL || p->listed[i];
 	}
+	/* a line no listed instruction is on is not Cachegrind's */
+	size_t n_lines = 0;
 	for (size_t i = 0; i < pl->n_lines; i++)
-		lines[i] = (struct cgt_cgout_line){ pl->lines[i].file, pl->lines[i].fn, pl->lines[i].line,
-						    counts + i * n_events };
+		if (listed[i])
+			lines[n_lines++] = (struct cgt_cgout_line){ pl->lines[i].file, pl->lines[i].fn,
+								    pl->lines[i].line, counts + i * n_events };
+	free(listed);
 
 	const char *names[CGT_MAX_EVENTS];
 	for (unsigned k = 0; k < n_events; k++)
@@ -217,7 +227,7 @@ int cgt_write_cachegrind_out(const char *path, const struct cgt_profile *p,
 	for (unsigned k = 0; k < n_events; k++)
 		branch_sim |= p->events.ev[k].access >= CGT_ACCESS_COND;
 	struct cgt_cgout out = { desc, n_desc, cmd, names, n_events, p->cache_sim && !branch_sim };
-	rc = cgt_cgout_write(path, &out, lines, pl->n_lines, e);
+	rc = cgt_cgout_write(path, &out, lines, n_lines, e);
 out:
 	free(lines);
 	free(counts);

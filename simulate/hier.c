@@ -187,6 +187,7 @@ struct hier {
 	struct cgt_hierarchy *configs;
 	unsigned n_configs;
 	uint32_t min_line;
+	int instrumenting;		/* Cachegrind's instrumentation is on (the decoding thread's) */
 	struct part *parts;
 	unsigned n_parts;
 	int lanes;			/* the host has AVX-512: see enum set_kind */
@@ -222,7 +223,7 @@ struct hier {
 };
 
 int hier_open(struct hier **out, const struct cgt_hierarchy *configs, unsigned n_configs,
-	      uint32_t min_line, struct cgt_error *e)
+	      uint32_t min_line, int instr_at_start, struct cgt_error *e)
 {
 	struct hier *h = calloc(1, sizeof(*h));
 	*out = NULL;
@@ -234,6 +235,7 @@ int hier_open(struct hier **out, const struct cgt_hierarchy *configs, unsigned n
 	memcpy(h->configs, configs, n_configs * sizeof(*configs));
 	h->n_configs = n_configs;
 	h->min_line = min_line;
+	h->instrumenting = instr_at_start;
 	h->lanes = __builtin_cpu_supports("avx512f");
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->cond, NULL);
@@ -1036,8 +1038,13 @@ static int gather_batch(struct hier *h, struct cgt_batch *b, struct cgt_error *e
 {
 	struct cgt_exec x = { 0 };
 	int rc;
+	if (b->mark.kind == CGT_MARK_REQUEST)
+		h->instrumenting = cgt_cachegrind_instr_after(h->instrumenting ? CGT_CG_INSTR_START
+										: CGT_CG_INSTR_STOP,
+							      b->mark.code) == CGT_CG_INSTR_START;
+	/* while Cachegrind's instrumentation is off: decoded, not simulated */
 	while ((rc = cgt_batch_next(b, &x, e)) > 0)
-		if (gather(h, &x, e) < 0)
+		if (h->instrumenting && gather(h, &x, e) < 0)
 			return -e->status;
 	return rc;
 }

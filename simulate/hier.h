@@ -27,8 +27,9 @@ struct hier;
 
 /* configs: checked; min_line: their common smallest line size, to which
    data references are clamped as Cachegrind does. */
+/* instr_at_start: cgt_sim_options'. */
 int hier_open(struct hier **h, const struct cgt_hierarchy *configs, unsigned n_configs,
-	      uint32_t min_line, struct cgt_error *e);
+	      uint32_t min_line, int instr_at_start, struct cgt_error *e);
 
 /* Replays the trace at path, decoded once, on up to `threads` threads
    (the caller's among them). */

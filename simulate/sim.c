@@ -76,6 +76,7 @@ struct segment {
 	uint64_t index;
 	int exact;		/* started from the exact state before it */
 	int ready;		/* simulated: the join may take it */
+	int instrumenting;	/* Cachegrind's instrumentation is on */
 	struct cache_model I1, D1;
 	struct branch_model branches;
 	VECTOR(struct ll_ref) ll;
@@ -109,6 +110,10 @@ struct cgt_sim {
 	unsigned n_configs;
 	struct cgt_hierarchy *configs;
 	int cache_sim;			/* asked for (o.cache_sim: by this engine) */
+	int instr_at_start;		/* cgt_sim_options' */
+	/* Cachegrind's instrumentation was off at some time (atomic): blocks
+	   that ran only then are not listed */
+	int instr_off_seen;
 	const char *trace_path;
 	struct block_program_options compile;
 
@@ -197,6 +202,7 @@ int cgt_sim_open(struct cgt_sim **out, const struct cgt_sim_options *o, uint32_t
 	if (s == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	s->failed_index = UINT64_MAX;
+	s->instr_at_start = o->instr_at_start;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	branch_model_init(&s->branches, 1, 0);
@@ -233,7 +239,7 @@ int cgt_sim_open(struct cgt_sim **out, const struct cgt_sim_options *o, uint32_t
 			cgt_sim_close(s);
 			return cgt_fail(e, cgt_err_invalid, "no trace path for a run of several configurations");
 		}
-		if (hier_open(&s->hier, o->configs, o->n_configs, min_line, e) < 0) {
+		if (hier_open(&s->hier, o->configs, o->n_configs, min_line, o->instr_at_start, e) < 0) {
 			cgt_sim_close(s);
 			return -e->status;
 		}
@@ -579,7 +585,26 @@ static int simulate_segment(struct cgt_sim *s, struct worker *w, struct cgt_deco
 		branch_model_init(&seg->branches, 0, info->cond_history);
 	}
 	struct ll_model *LL = seg->exact && s->o.cache_sim ? &s->LL : NULL;
+	/* Cachegrind's instrumentation: the segment knows the last request
+	   before it (a fact of the trace, not of the segments simulated) */
+	seg->instrumenting = info->cachegrind_instr == CGT_CG_INSTR_NONE ? s->instr_at_start
+			     : info->cachegrind_instr == CGT_CG_INSTR_START;
 	while ((rc = cgt_decode_worker_next(dw, &b, e)) > 0) {
+		if (b.mark.kind == CGT_MARK_REQUEST)
+			seg->instrumenting = cgt_cachegrind_instr_after(seg->instrumenting ? CGT_CG_INSTR_START
+											   : CGT_CG_INSTR_STOP,
+								       b.mark.code) == CGT_CG_INSTR_START;
+		if (!seg->instrumenting) {
+			/* decoded, not simulated nor counted: Cachegrind 3.22 with
+			   its instrumentation off */
+			__atomic_store_n(&s->instr_off_seen, 1, __ATOMIC_RELAXED);
+			struct cgt_exec x;
+			while ((rc = cgt_batch_next(&b, &x, e)) > 0)
+				;
+			if (rc < 0 && !cgt_decode_worker_lost(dw, e))
+				return -e->status;
+			continue;
+		}
 		/* A block lost with damage before: the rest of the segment is. */
 		if (run_batch(w, seg, LL, &b, progress != NULL, e) < 0 && !cgt_decode_worker_lost(dw, e))
 			return -e->status;
@@ -905,6 +930,21 @@ int cgt_sim_profile(const struct cgt_sim *s, unsigned config, const struct cgt_b
 	}
 	for (uint32_t b = 0; b < t->n; b++)
 		engine_counts(s, t->blocks[b], &col, n_events, p->costs + first_row[b] * n_events);
+	/* Cachegrind lists what it instrumented: the blocks that ran while
+	   its instrumentation was on (a program of a worker's) */
+	if (__atomic_load_n(&s->instr_off_seen, __ATOMIC_RELAXED)) {
+		p->listed = calloc(p->n_insns ? p->n_insns : 1, 1);
+		if (p->listed == NULL) {
+			free(first_row);
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+		}
+		for (uint32_t b = 0; b < t->n; b++)
+			for (unsigned wi = 0; wi < s->n_workers; wi++) {
+				const struct worker *w = &s->workers[wi];
+				if (b < w->n_programs && w->programs[b] != NULL)
+					memset(p->listed + first_row[b], 1, t->blocks[b]->n_insns);
+			}
+	}
 	if (s->hier != NULL) {
 		struct hier_rows r = { t, first_row, &col, n_events, p->costs };
 		hier_misses(s->hier, config, add_hier_misses, &r);
@@ -919,7 +959,9 @@ int cgt_sim_profile(const struct cgt_sim *s, unsigned config, const struct cgt_b
 void cgt_profile_free(struct cgt_profile *p)
 {
 	free(p->costs);
+	free(p->listed);
 	p->costs = NULL;
+	p->listed = NULL;
 }
 
 void cgt_sim_close(struct cgt_sim *s)

@@ -165,6 +165,11 @@ struct cgt_sim_options {
 	   configurations or an L2 (the first read counts executions and
 	   branches). */
 	const char *trace_path;
+	/* Cachegrind 3.22's --instr-at-start: simulate from the start, until
+	   a CACHEGRIND_STOP_INSTRUMENTATION request; without, from a
+	   CACHEGRIND_START_INSTRUMENTATION on.  While off, nothing is
+	   simulated or counted (the caches keep their state). */
+	int instr_at_start;
 };
 
 struct cgt_sim;
@@ -199,6 +204,10 @@ struct cgt_profile {
 	struct cgt_hierarchy caches;	/* the configuration, if one was given */
 	size_t n_insns;
 	uint64_t *costs;		/* [n_insns][events.n] */
+	/* NULL: every row is listed; else per row 0 for an instruction of a
+	   block that ran only while instrumentation was off, which Cachegrind
+	   never instrumented and does not list. */
+	uint8_t *listed;
 	uint64_t totals[CGT_MAX_EVENTS];
 };
 

@@ -316,6 +316,8 @@ static int on_thread(struct converter *c, uint32_t tid)
 static int on_mark(struct converter *c, const struct cgt_mark *m)
 {
 	struct cgt_buf b = { 0 };
+	if (m->kind == CGT_MARK_REQUEST)
+		c->blocks.cachegrind_instr = cgt_cachegrind_instr_after(c->blocks.cachegrind_instr, m->code);
 	int rc = cgt_mark_encode(&b, m) < 0 ? nomem(c) : put_record(c, cgt_mark_record_type(m), &b);
 	cgt_buf_free(&b);
 	return rc;

@@ -198,7 +198,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f.index = 1;
 	f.path = "fuzz";
 	while (cgt_frame_next_record(&f, &rec, &e) > 0) {
-		uint64_t history;
+		struct cgt_segment_state history;
 		if (rec.type == CGT_REC_BLOCKS) {
 			if (cgt_blocks_decode(&t, &rec, s.version, epoch, &e) < 0)
 				break;

@@ -395,12 +395,23 @@ static void segments_restart_deltas_and_carry_history(void)
 	CHECK(next_exec(&c, &x, out, &e) == 1);
 	CHECK_EQ(out[1], 0x8000);
 
+	/* SEGMENT: the branch history, and the last Cachegrind instrumentation
+	   request once there was one (absent before: the record of format 2) */
 	struct cgt_buf seg = { 0 };
-	uint64_t history = 0;
-	CHECK(cgt_segment_encode(&seg, 0x8000000000000001ull) == 0);
+	struct cgt_segment_state st = { 0x8000000000000001ull, CGT_CG_INSTR_NONE }, got;
+	CHECK(cgt_segment_encode(&seg, &st) == 0);
+	CHECK_EQ(seg.len, 10);
 	rec = record_of(&seg, CGT_REC_SEGMENT);
-	CHECK(cgt_segment_decode(&history, &rec, &e) == 0);
-	CHECK(history == 0x8000000000000001ull);
+	CHECK(cgt_segment_decode(&got, &rec, &e) == 0);
+	CHECK(got.cond_history == 0x8000000000000001ull && got.cachegrind_instr == CGT_CG_INSTR_NONE);
+	seg.len = 0;
+	st.cachegrind_instr = CGT_CG_INSTR_STOP;
+	CHECK(cgt_segment_encode(&seg, &st) == 0);
+	rec = record_of(&seg, CGT_REC_SEGMENT);
+	CHECK(cgt_segment_decode(&got, &rec, &e) == 0);
+	CHECK(got.cachegrind_instr == CGT_CG_INSTR_STOP);
+	seg.data[seg.len - 1] = 3;	/* no such request */
+	CHECK(cgt_segment_decode(&got, &rec, &e) < 0);
 	cgt_buf_free(&seg);
 	cgt_buf_free(&first);
 	cgt_buf_free(&second);

@@ -62,7 +62,7 @@ static void profiles(const char *name, const struct cgt_hierarchy configs[2], co
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	write_trace(path, addrs, n);
-	const struct cgt_sim_options o = { 1, 0, configs, 2, path };
+	const struct cgt_sim_options o = { 1, 0, configs, 2, path, 1 };
 	CHECK(cgt_decoder_open(&d, path, NULL, &e) == 0);
 	CHECK(cgt_sim_open(&s, &o, 8, &e) == 0);
 	CHECK(cgt_sim_trace(s, d, threads, NULL, &e) == 0);
