@@ -105,6 +105,7 @@ $(B)/tests/unit/%: tests/unit/%.c $(LIBS) $(SAN_OBJS)
 PROG_CFLAGS := -O1 -g -std=gnu11 -Wall
 $(B)/tests/programs/avx2: PROG_CFLAGS += -mavx2
 $(B)/tests/programs/threads: PROG_CFLAGS += -pthread
+$(B)/tests/programs/threaddumps: PROG_CFLAGS += -pthread
 # its tail call must be a jmp, which -O1 alone does not make
 $(B)/tests/programs/callgraph: PROG_CFLAGS += -foptimize-sibling-calls
 $(B)/tests/programs/%: tests/programs/%.c

@@ -239,7 +239,6 @@ int cmd_simulate_callgrind(int argc, char **argv)
 	const char *out_tmpl = NULL, *build_id_dir = NULL, *archive = NULL;
 	char *beside = NULL, *base = NULL;
 	int status = 1, c, cache_sim = 0, branch_sim = 0, archive_damaged = 0;
-	int collect_atstart_given = 0;
 	uint64_t number;
 	struct cgt_error e;
 	struct cgt_decoder *d = NULL;
@@ -263,13 +262,18 @@ int cmd_simulate_callgrind(int argc, char **argv)
 		case OPT_COMPRESS_POS: flag = &ds.wo.compress_pos; break;
 		case OPT_COMBINE_DUMPS: flag = &ds.combine; break;
 		case OPT_COLLECT_JUMPS: flag = &o.collect_jumps; break;
-		case OPT_COLLECT_ATSTART: flag = &o.collect_atstart; collect_atstart_given = 1; break;
+		case OPT_COLLECT_ATSTART: flag = &o.collect_atstart; break;
 		case OPT_INSTR_ATSTART: flag = &o.instr_atstart; break;
 		case OPT_SKIP_PLT: flag = &o.skip_plt; break;
 		case OPT_SKIP_DIRECT_REC: flag = &o.skip_direct_rec; break;
 		case OPT_CACHE_SIM: flag = &cache_sim; break;
 		case OPT_BRANCH_SIM: flag = &branch_sim; break;
-		case OPT_TOGGLE_COLLECT: list = &toggle; break;
+		case OPT_TOGGLE_COLLECT:
+			/* Callgrind: it turns collection off at the start, as it is
+			   parsed (a later --collect-atstart wins) */
+			o.collect_atstart = 0;
+			list = &toggle;
+			break;
 		case OPT_DUMP_BEFORE: list = &before; break;
 		case OPT_DUMP_AFTER: list = &after; break;
 		case OPT_ZERO_BEFORE: list = &zero; break;
@@ -324,7 +328,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 		}
 		if (flag != NULL && parse_yes_no(optarg, flag) < 0) {
 			status = usage_error(usage_callgrind, "bad --%s '%s' (expected yes or no)",
-					     longopts[0].name, optarg);
+					     longopts[option_index].name, optarg);
 			goto out;
 		}
 		if (list != NULL && add_pattern(list, optarg) < 0) {
@@ -332,9 +336,9 @@ int cmd_simulate_callgrind(int argc, char **argv)
 			goto out;
 		}
 	}
-	/* Callgrind: --toggle-collect implies --collect-atstart=no */
-	if (toggle.n > 0 && !collect_atstart_given)
-		o.collect_atstart = 0;
+	/* Callgrind: positions are at least lines */
+	if (!ds.wo.dump_line && !ds.wo.dump_instr)
+		ds.wo.dump_line = 1;
 	o.toggle_collect = toggle.v;
 	o.dump_before = before.v;
 	o.dump_after = after.v;

@@ -206,6 +206,14 @@ static void switch_file(struct writer *w, uint32_t file, uint32_t fn_file)
 	}
 }
 
+/* Where an instruction of a centre is now: its object may have been
+   mapped again elsewhere since the block ran (Callgrind looks positions
+   up at the object's current place when it dumps). */
+static uint64_t now(const struct cgt_cg_profile *p, const struct cgt_cg_centre *c, uint64_t iaddr)
+{
+	return c->offset + (iaddr - c->addr) + p->obj_bias[c->obj];
+}
+
 struct line_cost {
 	struct pos at;
 	uint64_t cost[CGT_MAX_EVENTS];
@@ -231,7 +239,8 @@ static void put_arc(struct writer *w, const struct cgt_cg_centre *c, const struc
 	struct pos target;
 	uint32_t to_fn = p->context_fns[p->contexts[a->to_context].first];
 	uint32_t to_fn_file = file_of(w, p->files[p->fns[to_fn].parent].parent, p->files[p->fns[to_fn].parent].name);
-	if (!position(w, a->to_addr, w->p->map_epoch, a->to_offset, a->to_obj, 0, &target))
+	if (!position(w, a->to_offset + w->p->obj_bias[a->to_obj], w->p->map_epoch, a->to_offset,
+		      a->to_obj, 0, &target))
 		target.file = w->last.file;
 	if (a->kind != CGT_CG_CALL) {
 		/* a jump is written only where its target has a line */
@@ -392,7 +401,8 @@ int cgt_callgrind_writer_part(struct cgt_callgrind_writer *w, FILE *f, const str
 		for (uint32_t k = 0; k < c->n_insns; k++) {
 			struct pos at;
 			uint64_t iaddr = c->insns[k].addr;
-			position(w, iaddr, p->map_epoch, c->offset + (iaddr - c->addr), c->obj, fn_file, &at);
+			position(w, now(p, c, iaddr), p->map_epoch, c->offset + (iaddr - c->addr), c->obj,
+				 fn_file, &at);
 			if (o->dump_instr || at.line != cur.at.line || at.file != cur.at.file) {
 				flush(w, &cur, fn_file);
 				cur.at = at;
@@ -405,7 +415,8 @@ int cgt_callgrind_writer_part(struct cgt_callgrind_writer *w, FILE *f, const str
 			if (a < c->n_arcs && !arcs[a].at_end && arcs[a].insn == k) {
 				flush(w, &cur, fn_file);
 				struct pos site;
-				position(w, iaddr, p->map_epoch, c->offset + (iaddr - c->addr), c->obj, 0, &site);
+				position(w, now(p, c, iaddr), p->map_epoch, c->offset + (iaddr - c->addr), c->obj,
+					 0, &site);
 				cur.at = site;
 				switch_file(w, site.file, fn_file);
 				for (; a < c->n_arcs && !arcs[a].at_end && arcs[a].insn == k; a++)
@@ -416,7 +427,8 @@ int cgt_callgrind_writer_part(struct cgt_callgrind_writer *w, FILE *f, const str
 			flush(w, &cur, fn_file);
 			struct pos site;
 			uint64_t iaddr = c->n_insns ? c->insns[c->n_insns - 1].addr : c->addr;
-			position(w, iaddr, p->map_epoch, c->offset + (iaddr - c->addr), c->obj, 0, &site);
+			position(w, now(p, c, iaddr), p->map_epoch, c->offset + (iaddr - c->addr), c->obj, 0,
+				 &site);
 			cur.at = site;
 			switch_file(w, site.file, fn_file);
 			if (c->skipped != NULL) {

@@ -168,6 +168,8 @@ struct thread {
 	uint64_t lastdump_cost[CGT_MAX_EVENTS], sighandler_cost[CGT_MAX_EVENTS];
 };
 
+enum failure { FAIL_NOMEM = 1, FAIL_DUMP, FAIL_STATE };
+
 struct replay {
 	const struct cgt_callgraph_options *o;
 	const struct cgt_decoder *d;
@@ -192,6 +194,7 @@ struct replay {
 	struct vec arcs;	/* struct arc */
 	struct vec u64s, u32s;
 	struct vec owned;	/* char *: names we made */
+	struct vec obj_bias;	/* uint64_t by object: where it is mapped now */
 	struct cgt_map name_index, context_index, bb_index;
 	struct vec block_bb;	/* uint32_t: trace block id -> BB + 1 */
 	struct thread **threads;	/* by tid */
@@ -201,7 +204,7 @@ struct replay {
 	uint32_t exit_fn;	/* the first function named _exit (the freeres hack) */
 	uint64_t bb_executions, bbs_done;
 	unsigned dumps;
-	int failed;		/* out of memory inside a rule: reported at the next step */
+	int failed;		/* enum failure, inside a rule: reported at the next step */
 };
 
 #define BB(r, i) AT((r)->bbs, struct bb, i)
@@ -321,6 +324,18 @@ static inline uint32_t get_bb(struct replay *r, const struct cgt_block *blk)
 	return make_bb(r, blk);
 }
 
+/* Whether two translations at one address are of the same code: the same
+   instructions and exits. */
+static int same_code(const struct cgt_block *a, const struct cgt_block *b)
+{
+	if (a->n_insns != b->n_insns || a->n_exits != b->n_exits)
+		return 0;
+	for (uint32_t k = 0; k < a->n_insns; k++)
+		if (a->insns[k].addr != b->insns[k].addr || a->insns[k].len != b->insns[k].len)
+			return 0;
+	return 1;
+}
+
 static uint32_t make_bb(struct replay *r, const struct cgt_block *blk)
 {
 	while (r->block_bb.n <= blk->id)
@@ -336,12 +351,23 @@ static uint32_t make_bb(struct replay *r, const struct cgt_block *blk)
 	uint32_t obj = name_node(r, &r->objs, 1, 0, ci.obj ? ci.obj : unknown);
 	if (obj == 0)
 		return NONE;
-	uint64_t offset = addr - (ci.obj ? ci.text_bias : 0);
+	uint64_t bias = ci.obj ? ci.text_bias : 0;
+	uint64_t offset = addr - bias;
+	/* an object mapped again elsewhere: its BBs' positions move with it
+	   (bb.c obj_of_address) */
+	while (r->obj_bias.n <= obj)
+		if (vec_push(&r->obj_bias) < 0)
+			return NONE;
+	AT(r->obj_bias, uint64_t, obj) = bias;
 
-	/* A translation of code seen before is the same BB. */
+	/* A translation of code seen before is the same BB -- unless the code
+	   there changed (Callgrind deletes the BB of a translation it
+	   discards, and the new one makes a BB of its own). */
 	void *head = cgt_map_get(&r->bb_index, addr);
 	for (uint32_t i = head ? (uint32_t)(uintptr_t)head - 1 : NONE; i != NONE; i = BB(r, i).next)
 		if (BB(r, i).obj == obj && BB(r, i).offset == offset) {
+			if (!same_code(BB(r, i).blk, blk))
+				break;
 			AT(r->block_bb, uint32_t, blk->id) = i + 1;
 			return i;
 		}
@@ -551,7 +577,7 @@ static uint32_t new_bbcc(struct replay *r, uint32_t bb, uint32_t cxt, uint32_t r
 	long exits = vec_extend(&r->u64s, jmps);
 	long heads = vec_extend(&r->u32s, jmps);
 	long i = vec_push(&r->bbccs);
-	if (exits < 0 || heads < 0 || i < 0 || r->u64s.n > UINT32_MAX / 2) {
+	if (exits < 0 || heads < 0 || i < 0 || r->u64s.n > UINT32_MAX / 2 || r->u32s.n > UINT32_MAX / 2) {
 		r->failed = 1;
 		return NONE;
 	}
@@ -671,7 +697,7 @@ static void function_entered(struct replay *r, struct thread *t, uint32_t fn, st
 		snprintf(trigger, sizeof(trigger), "--dump-before=%s",
 			 AT(r->fn_names, struct name_node, fn).name);
 		if (dump_profile(r, trigger, e) < 0)
-			r->failed = 2;
+			r->failed = FAIL_DUMP;
 	} else if (f->zero_before) {
 		zero_all_cost(r, t);
 	}
@@ -687,7 +713,7 @@ static void function_left(struct replay *r, struct thread *t, uint32_t fn, struc
 		snprintf(trigger, sizeof(trigger), "--dump-after=%s",
 			 AT(r->fn_names, struct name_node, fn).name);
 		if (dump_profile(r, trigger, e) < 0)
-			r->failed = 2;
+			r->failed = FAIL_DUMP;
 	}
 	if (f->toggle_collect)
 		state(t)->collect = !state(t)->collect;
@@ -796,8 +822,14 @@ static void init_exec_state(struct replay *r, struct exec_state *s)
 	s->passed = 0;
 }
 
+/* Valgrind's thread ids are small (VG_N_THREADS, 500 by default); a
+   larger one is a damaged trace's. */
+#define MAX_TID 65536
+
 static struct thread *get_thread(struct replay *r, uint32_t tid)
 {
+	if (tid >= MAX_TID)
+		return NULL;
 	if (tid >= r->n_threads) {
 		uint32_t n = tid + 16;
 		struct thread **v = realloc(r->threads, n * sizeof(*v));
@@ -952,6 +984,8 @@ static void handle_underflow(struct replay *r, struct thread *t, uint32_t bb, st
 	s->nonskipped = NONE;
 	push_cxt(r, t, returning);
 	push_call_stack(r, t, source, 0, s->bbcc, UINT64_MAX, 0, e);
+	if (r->failed || t->sp == 0)
+		return;
 	struct call_entry *c = entry(t, t->sp - 1);
 	if (s->sig == 0)
 		memcpy(c->enter_cost, t->lastdump_cost, sizeof(c->enter_cost));
@@ -1065,7 +1099,8 @@ static void setup_bbcc(struct replay *r, struct thread *t, uint32_t bb, uint64_t
 	if ((delayed_push && !skip) || s->cxt == NONE)
 		push_cxt(r, t, BB(r, bb).fn);
 	if (s->cxt == NONE) {
-		r->failed = 1;
+		if (!r->failed)
+			r->failed = FAIL_STATE;
 		return;
 	}
 
@@ -1726,6 +1761,7 @@ static int dump_profile(struct replay *r, const char *trigger, struct cgt_error 
 	struct cgt_cg_profile p = { 0 };
 	p.events = r->events;
 	p.objs = db.objs.v;
+	p.obj_bias = r->obj_bias.v;
 	p.files = db.files.v;
 	p.fns = db.fns.v;
 	p.n_objs = (uint32_t)db.objs.n;
@@ -1740,9 +1776,13 @@ static int dump_profile(struct replay *r, const char *trigger, struct cgt_error 
 		struct thread *t = r->threads[tid];
 		if (t == NULL)
 			continue;
+		/* Callgrind's add_diff_cost: the difference, and the last
+		   dump's cost moved up to now (dump.c new_dumpfile) */
 		const uint64_t *main_cost = AT(t->states, struct exec_state, 0).cost;
-		for (unsigned k = 0; k < r->n_ev; k++)
+		for (unsigned k = 0; k < r->n_ev; k++) {
 			p.summary[k] += main_cost[k] - t->lastdump_cost[k];
+			t->lastdump_cost[k] = main_cost[k];
+		}
 	}
 	p.part = r->dumps;
 	p.final = trigger == NULL;
@@ -1824,11 +1864,19 @@ static void set_instrument_state(struct replay *r, int on, struct cgt_error *e)
 			memset(r->cache[k].tags, 0, cache_model_slots(&r->cache[k]) * sizeof(uint64_t));
 }
 
+static int no_thread(uint32_t tid, struct cgt_error *e)
+{
+	if (tid >= MAX_TID)
+		return cgt_fail(e, cgt_err_corrupt,
+				"thread %u: Valgrind's thread ids are below %u (a damaged trace?)", tid, MAX_TID);
+	return cgt_fail(e, cgt_err_nomem, "out of memory");
+}
+
 static int on_mark(struct replay *r, const struct cgt_mark *m, struct cgt_error *e)
 {
 	struct thread *t = get_thread(r, m->tid);
 	if (t == NULL)
-		return cgt_fail(e, cgt_err_nomem, "out of memory");
+		return no_thread(m->tid, e);
 	switch (m->kind) {
 	case CGT_MARK_SIGNAL_DELIVERED:
 		pre_signal(r, t, m->signo ? m->signo : 1);
@@ -1885,6 +1933,7 @@ static void replay_free(struct replay *r)
 	for (size_t i = 0; i < r->owned.n; i++)
 		free(AT(r->owned, char *, i));
 	free(r->owned.v);
+	free(r->obj_bias.v);
 	free(r->objs.v);
 	free(r->files.v);
 	free(r->fn_names.v);
@@ -1966,6 +2015,7 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 		.u32s.size = sizeof(uint32_t),
 		.block_bb.size = sizeof(uint32_t),
 		.owned.size = sizeof(char *),
+		.obj_bias.size = sizeof(uint64_t),
 		.programs.size = sizeof(struct block_program *),
 		.instrumenting = o->instr_atstart,
 	};
@@ -2035,9 +2085,11 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 				goto out;
 			if (!r.instrumenting)
 				continue;
-			if (t == NULL || t->tid != x.tid)
-				t = get_thread(&r, x.tid);
-			uint32_t bb = t != NULL ? get_bb(&r, x.block) : NONE;
+			if ((t == NULL || t->tid != x.tid) && (t = get_thread(&r, x.tid)) == NULL) {
+				rc = no_thread(x.tid, e);
+				goto out;
+			}
+			uint32_t bb = get_bb(&r, x.block);
 			if (bb == NONE) {
 				rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 				goto out;
@@ -2053,13 +2105,25 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 			}
 			state(t)->passed = passed_of(&BB(&r, bb), x.exit);
 			if (r.failed) {
-				rc = r.failed == 2 ? -e->status : cgt_fail(e, cgt_err_nomem, "out of memory");
+				rc = r.failed == FAIL_DUMP ? -e->status
+				     : r.failed == FAIL_STATE
+					     ? cgt_fail(e, cgt_err_invalid,
+							"block %u at %#llx: no function context after its "
+							"calls and returns (a replay defect)",
+							x.block_id, (unsigned long long)x.block->insns[0].addr)
+					     : cgt_fail(e, cgt_err_nomem, "out of memory");
 				goto out;
 			}
 		}
 		if (rc < 0) {
 			if (!cgt_decoder_lost(d, e))
 				goto out;
+			/* Executions lost with damage: the stacks before the gap
+			   would make calls and returns of what follows.  Each
+			   thread starts again, as after an instrumentation switch. */
+			for (uint32_t tid = 0; tid < r.n_threads; tid++)
+				if (r.threads[tid] != NULL)
+					unwind_thread(&r, r.threads[tid], e);
 			rc = 0;
 		}
 	}

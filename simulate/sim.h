@@ -334,6 +334,9 @@ struct cgt_cg_context {
 struct cgt_cg_profile {
 	struct cgt_event_set events;
 	const struct cgt_cg_name *objs, *files, *fns;	/* [0] unused */
+	/* by object: where it is mapped now (its text bias; 0 for "???"):
+	   a position is looked up at offset + this, as Callgrind does */
+	const uint64_t *obj_bias;
 	uint32_t n_objs, n_files, n_fns;
 	const struct cgt_cg_context *contexts;
 	const uint32_t *context_fns;
