@@ -107,10 +107,8 @@ struct cgt_archive_writer {
 
 static uint64_t name_hash(const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (; *s != '\0'; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-	return h | 1;	/* never 0, so a key_map slot key is never confused */
+	/* never 0, so a key_map slot key is never confused */
+	return cgt_hash_text(s, 0xcbf29ce484222325ull) | 1;
 }
 
 static int writer_failed(struct cgt_archive_writer *w, struct cgt_error *e)

@@ -587,6 +587,15 @@ struct cgt_map {
 	size_t cap, n;
 };
 
+/* A text's key for the map: FNV-1a from h (0xcbf29ce484222325 is its
+   start; another start keeps texts of different kinds apart). */
+static inline uint64_t cgt_hash_text(const char *s, uint64_t h)
+{
+	for (; *s != '\0'; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+	return h;
+}
+
 void *cgt_map_get(const struct cgt_map *m, uint64_t key);
 /* Adds or replaces; 0, or -1 if out of memory. */
 int cgt_map_put(struct cgt_map *m, uint64_t key, void *value);

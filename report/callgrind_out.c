@@ -54,17 +54,10 @@ struct cgt_callgrind_writer {
 #define FN_WRITTEN (1u << 31)
 #define writer cgt_callgrind_writer
 
-static uint64_t hash_name(const char *s, uint64_t h)
-{
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
 /* Our number of the file node (obj, name). */
 static uint32_t file_of(struct writer *w, uint32_t obj, const char *name)
 {
-	uint64_t key = hash_name(name, 0xcbf29ce484222325ull ^ ((uint64_t)obj * 0x9E3779B97F4A7C15ull));
+	uint64_t key = cgt_hash_text(name, 0xcbf29ce484222325ull ^ ((uint64_t)obj * 0x9E3779B97F4A7C15ull));
 	void *head = cgt_map_get(&w->file_index, key);
 	for (uint32_t i = head ? (uint32_t)(uintptr_t)head : 0; i != 0; i = w->files[i].next)
 		if (w->files[i].obj == obj && strcmp(w->files[i].name, name) == 0)

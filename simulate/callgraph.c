@@ -246,19 +246,12 @@ static inline uint32_t *active(struct replay *r, struct thread *t, uint32_t fn)
 
 /* ---- Names ------------------------------------------------------------- */
 
-static uint64_t hash_text(const char *s, uint64_t h)
-{
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
 /* The node of (parent, name) in nodes (objects, files or functions; pool
    salts the hash), made if new: its number (from 1), or 0. */
 static uint32_t name_node(struct replay *r, struct vec *nodes, uint64_t pool, uint32_t parent,
 			  const char *name)
 {
-	uint64_t key = hash_text(name, (pool << 32 | parent) * 0x9E3779B97F4A7C15ull + 0xcbf29ce484222325ull);
+	uint64_t key = cgt_hash_text(name, (pool << 32 | parent) * 0x9E3779B97F4A7C15ull + 0xcbf29ce484222325ull);
 	void *head = cgt_map_get(&r->name_index, key);
 	for (uint32_t i = head ? (uint32_t)(uintptr_t)head : 0; i != 0;
 	     i = AT(*nodes, struct name_node, i).next) {

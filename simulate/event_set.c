@@ -39,6 +39,15 @@ static void add_group(struct cgt_event_set *es, const char *prefix, const char *
 	add(es, name, access, CGT_LEVEL_LL);
 }
 
+/* Both tools' branch events, last. */
+static void add_branches(struct cgt_event_set *es)
+{
+	add(es, "Bc", CGT_ACCESS_COND, CGT_EVENT_EXECUTED);
+	add(es, "Bcm", CGT_ACCESS_COND, CGT_EVENT_MISPREDICT);
+	add(es, "Bi", CGT_ACCESS_INDIRECT, CGT_EVENT_EXECUTED);
+	add(es, "Bim", CGT_ACCESS_INDIRECT, CGT_EVENT_MISPREDICT);
+}
+
 void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int branch_sim)
 {
 	memset(es, 0, sizeof(*es));
@@ -47,12 +56,8 @@ void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int
 		add_group(es, "D", "r", CGT_ACCESS_READ, CGT_LEVEL_D1, cache_sim, has_L2);
 		add_group(es, "D", "w", CGT_ACCESS_WRITE, CGT_LEVEL_D1, cache_sim, has_L2);
 	}
-	if (branch_sim) {
-		add(es, "Bc", CGT_ACCESS_COND, CGT_EVENT_EXECUTED);
-		add(es, "Bcm", CGT_ACCESS_COND, CGT_EVENT_MISPREDICT);
-		add(es, "Bi", CGT_ACCESS_INDIRECT, CGT_EVENT_EXECUTED);
-		add(es, "Bim", CGT_ACCESS_INDIRECT, CGT_EVENT_MISPREDICT);
-	}
+	if (branch_sim)
+		add_branches(es);
 }
 
 void cgt_event_set_init_callgrind(struct cgt_event_set *es, int cache_sim, int branch_sim)
@@ -69,12 +74,8 @@ void cgt_event_set_init_callgrind(struct cgt_event_set *es, int cache_sim, int b
 		add(es, "DLmr", CGT_ACCESS_READ, CGT_LEVEL_LL);
 		add(es, "DLmw", CGT_ACCESS_WRITE, CGT_LEVEL_LL);
 	}
-	if (branch_sim) {
-		add(es, "Bc", CGT_ACCESS_COND, CGT_EVENT_EXECUTED);
-		add(es, "Bcm", CGT_ACCESS_COND, CGT_EVENT_MISPREDICT);
-		add(es, "Bi", CGT_ACCESS_INDIRECT, CGT_EVENT_EXECUTED);
-		add(es, "Bim", CGT_ACCESS_INDIRECT, CGT_EVENT_MISPREDICT);
-	}
+	if (branch_sim)
+		add_branches(es);
 }
 
 int cgt_event_set_find(const struct cgt_event_set *es, enum cgt_access access, int level)
