@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -134,13 +136,24 @@ int cgt_output_prepare(struct cgt_output *o, const char *path, int keep_existing
 	   complete: a failed run never destroys an earlier result. */
 	const char *slash = strrchr(o->final, '/');
 	int fd = -1;
-	if (asprintf(&o->temporary, "%.*s.cgtrace-out.XXXXXX", slash ? (int)(slash - o->final + 1) : 0,
+	if (asprintf(&o->temporary, "%.*s.cgtrace-out.XXXXXXXX", slash ? (int)(slash - o->final + 1) : 0,
 		     o->final) < 0) {
 		o->temporary = NULL;
 		cgt_output_discard(o);
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
-	fd = mkstemp(o->temporary);
+	/* Not mkstemp, whose file is private: a new result gets the
+	   permissions the umask gives, as Cachegrind's does. */
+	char *random_part = o->temporary + strlen(o->temporary) - 8;
+	for (int tries = 0; fd < 0 && tries < 100; tries++) {
+		uint32_t r;
+		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+			r = (uint32_t)getpid() * 2654435761u + (uint32_t)tries;
+		snprintf(random_part, 9, "%08x", r);
+		fd = open(o->temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
 	if (fd < 0) {
 		int err = errno;
 		free(o->temporary);

@@ -134,6 +134,15 @@ static void atomic_replacement(void)
 	CHECK(stat("r.out", &st) == 0 && (st.st_mode & 07777) == 0640);
 	cgt_output_discard(&o);
 
+	/* A new one gets what the umask leaves of 0666, as Cachegrind's. */
+	mode_t mask = umask(027);
+	CHECK(cgt_output_prepare(&o, "new.out", 0, &e) == 0);
+	put(o.write_path, "desc: new\n");
+	CHECK(cgt_output_commit(&o, &e) == 0);
+	CHECK(stat("new.out", &st) == 0 && (st.st_mode & 07777) == 0640);
+	cgt_output_discard(&o);
+	umask(mask);
+
 	/* Not committed: the temporary goes, the file stays. */
 	CHECK(cgt_output_prepare(&o, "r.out", 0, &e) == 0);
 	char *temporary = strdup(o.write_path);
