@@ -88,7 +88,11 @@ static void print_header(FILE *out, const char *path, const struct cgt_decoder *
 	for (uint32_t i = 0; i < h->argc; i++)
 		fprintf(out, " %s", h->argv[i]);
 	fprintf(out, "\ndirectory:      %s\n", h->cwd);
-	fprintf(out, "pid:            %" PRIu64 "\n", h->pid);
+	fprintf(out, "pid:            %" PRIu64, h->pid);
+	if (h->forked_from != 0)
+		fprintf(out, " (forked by %" PRIu64 "; the trace begins with its parent's run up to "
+			     "the fork)", h->forked_from);
+	fprintf(out, "\n");
 	fprintf(out, "started:        %s\n", when);
 	fprintf(out, "cpu:            %s family %u model %u stepping %u", h->cpu_vendor,
 		h->cpu_family, h->cpu_model, h->cpu_stepping);

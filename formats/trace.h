@@ -155,6 +155,7 @@ struct cgt_trace_header {
 	uint32_t max_access_size; /* largest guest register in bytes */
 	struct cgt_pt_decoded decoded;	/* a pt trace decoded into blocks */
 	struct cgt_vex_translation vex;	/* the valgrind backend's */
+	uint64_t forked_from;	/* a fork child's trace: its parent's pid; else 0 */
 };
 
 struct cgt_module {
@@ -331,6 +332,15 @@ uint64_t cgt_writer_bytes(const struct cgt_writer *w);
    delta state. */
 int cgt_writer_segment_point(struct cgt_writer *w, struct cgt_block_table *t,
 			     struct cgt_error *e);
+/* Hands the frame being filled to the thread and waits until every frame
+   is in the file; *end is then the file's size (-1: not a regular file). */
+int cgt_writer_sync(struct cgt_writer *w, int64_t *end, struct cgt_error *e);
+/* After a sync: leaves n bytes for the caller to fill later (pwrite);
+   the frames that follow go after them. */
+int cgt_writer_skip(struct cgt_writer *w, uint64_t n, struct cgt_error *e);
+/* In a process forked after a sync, where the thread did not come along:
+   frees w without writing anything. */
+void cgt_writer_forsake(struct cgt_writer *w);
 /* Writes the last frame, joins the thread and frees w. */
 int cgt_writer_close(struct cgt_writer *w, struct cgt_error *e);
 

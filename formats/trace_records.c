@@ -25,6 +25,7 @@ enum header_key {
 	HK_MAX_ACCESS = 12,
 	HK_PT_DECODED = 13,
 	HK_VEX = 14,
+	HK_FORKED_FROM = 15,
 };
 
 const char *cgt_record_type_name(unsigned type)
@@ -100,6 +101,8 @@ int cgt_header_encode(struct cgt_buf *b, const struct cgt_trace_header *h)
 		uint64_t v[3] = { h->vex.guest_chase, h->vex.unroll_thresh, h->vex.max_insns };
 		rc = put_varints_field(b, HK_VEX, v, 3);
 	}
+	if (rc == 0 && h->forked_from != 0)
+		rc = put_varints_field(b, HK_FORKED_FROM, &h->forked_from, 1);
 	return rc;
 }
 
@@ -202,6 +205,9 @@ static int decode_header_field(void *obj, unsigned key, struct cursor *f)
 		if (rc == 0)
 			rc = cursor_u32(f, &h->vex.max_insns, "VEX's largest block");
 		h->vex.present = rc == 0;
+		break;
+	case HK_FORKED_FROM:
+		rc = cursor_varint(f, &h->forked_from, "the parent's process id");
 		break;
 	default:
 		/* A field added by a later writer of the same version: skip it. */

@@ -231,6 +231,37 @@ int cgt_writer_flush(struct cgt_writer *w, struct cgt_error *e)
 	return w->ring[w->head].len > 0 ? submit_frame(w, e) : 0;
 }
 
+int cgt_writer_sync(struct cgt_writer *w, int64_t *end, struct cgt_error *e)
+{
+	int rc = cgt_writer_flush(w, e);
+	pthread_mutex_lock(&w->lock);
+	while (w->queued > 0)
+		pthread_cond_wait(&w->cond, &w->lock);
+	int failed = w->failed_errno;
+	*end = w->file_end;
+	pthread_mutex_unlock(&w->lock);
+	return rc < 0 ? rc : failed ? failure(w, e) : 0;
+}
+
+int cgt_writer_skip(struct cgt_writer *w, uint64_t n, struct cgt_error *e)
+{
+	off_t to = w->file_end + (off_t)n;
+	if (w->file_end < 0 || lseek(w->fd, to, SEEK_SET) != to) {
+		w->failed_errno = w->file_end < 0 ? ESPIPE : errno;
+		return failure(w, e);
+	}
+	w->file_end = to;
+	return 0;
+}
+
+void cgt_writer_forsake(struct cgt_writer *w)
+{
+	for (unsigned i = 0; i < RING; i++)
+		free(w->ring[i].data);
+	free(w->path);
+	free(w);
+}
+
 uint64_t cgt_writer_bytes(const struct cgt_writer *w)
 {
 	return __atomic_load_n(&w->bytes_written, __ATOMIC_RELAXED);

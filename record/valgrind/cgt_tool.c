@@ -45,6 +45,12 @@
 extern Int VG_(safe_fd)(Int oldfd);
 extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot, Int fd,
                                                        Off64T offset);
+/* The core's raw system call, for those the tool headers do not wrap
+   (socketpair, memfd_create, ftruncate, sendmsg). */
+extern SysRes VG_(do_syscall)(UWord sysno, RegWord a1, RegWord a2, RegWord a3, RegWord a4,
+                              RegWord a5, RegWord a6, RegWord a7, RegWord a8);
+#define SYSCALL4(n, a, b, c, d) \
+   VG_(do_syscall)((n), (RegWord)(a), (RegWord)(b), (RegWord)(c), (RegWord)(d), 0, 0, 0, 0)
 
 /* ------------------------------------------------------------------ */
 /* Output buffers (the transport is described in vg_protocol.h)      */
@@ -71,7 +77,8 @@ static UInt   current;             /* the buffer being filled */
 static UInt   in_flight;           /* handed to cgtrace, not yet given back */
 static Int    ready_fd = -1, free_fd = -1;  /* -1: recording stopped */
 
-static Long   clo_ready_fd = -1, clo_free_fd = -1, clo_shm_fd = -1;
+static Int    ctl_fd = -1;         /* the control socket: a fork's descriptors */
+static Long   clo_ready_fd = -1, clo_free_fd = -1, clo_shm_fd = -1, clo_ctl_fd = -1;
 static UInt   next_block_id = 0;
 static ThreadId last_tid = 0;       /* 0 is never a valid Valgrind tid */
 static Bool   exit_called = False;  /* the client called exit or exit_group */
@@ -93,7 +100,9 @@ static void stop_recording(const HChar* why, Int err)
       VG_(close)(ready_fd);
    if (free_fd >= 0)
       VG_(close)(free_fd);
-   ready_fd = free_fd = -1;
+   if (ctl_fd >= 0)
+      VG_(close)(ctl_fd);
+   ready_fd = free_fd = ctl_fd = -1;
    use_buffer(discard_buf, sizeof(discard_buf));
 }
 
@@ -639,6 +648,144 @@ static void on_munmap(Addr a, SizeT len)
    put_u64(p, len);
 }
 
+/* fork: the child is recorded into a trace of its own that begins with
+   its parent's up to the fork, as Cachegrind's and Callgrind's child
+   profiles begin with the parent's costs.  The parent makes the child's
+   transport before the fork; after it, it sends cgtrace's ends with a
+   FORK item (vg_protocol.h), and cgtrace forks a sink for the child from
+   its state at that item.  The child, a copy of us, goes on where the
+   parent was, on the new transport. */
+typedef struct {
+   Int ready[2], freed[2], ctl[2], shm;   /* as struct vg_transport */
+} Transport;
+
+static Transport next_child = { { -1, -1 }, { -1, -1 }, { -1, -1 }, -1 };
+static Bool      next_child_made = False;
+static Bool      forked = False;   /* the parent, from fork until its system call returns */
+
+static void close_if_open(Int* fd)
+{
+   if (*fd >= 0)
+      VG_(close)(*fd);
+   *fd = -1;
+}
+
+static void drop_next_child(void)
+{
+   close_if_open(&next_child.ready[0]);
+   close_if_open(&next_child.ready[1]);
+   close_if_open(&next_child.freed[0]);
+   close_if_open(&next_child.freed[1]);
+   close_if_open(&next_child.ctl[0]);
+   close_if_open(&next_child.ctl[1]);
+   close_if_open(&next_child.shm);
+   next_child_made = False;
+}
+
+static void on_fork_pre(ThreadId tid)
+{
+   (void)tid;
+   drop_next_child();   /* made for a fork that failed */
+   if (ready_fd < 0 || ctl_fd < 0)
+      return;           /* not recording */
+   Transport* t = &next_child;
+   Int sv[2] = { -1, -1 };
+   Bool ok = VG_(pipe)(t->ready) == 0;
+   ok = ok && VG_(pipe)(t->freed) == 0;
+   ok = ok && !sr_isError(SYSCALL4(__NR_socketpair, VKI_AF_UNIX, VKI_SOCK_STREAM, 0, (Addr)sv));
+   t->ctl[0] = sv[0];
+   t->ctl[1] = sv[1];
+   SysRes m = SYSCALL4(__NR_memfd_create, (Addr)"cgtrace-buffers", 0, 0, 0);
+   t->shm = ok && !sr_isError(m) ? (Int)sr_Res(m) : -1;
+   /* Among the program's descriptors until the system call returns, in
+      which time the program does not run: the child moves its own into
+      Valgrind's range, where there is room for those of one transport. */
+   ok = ok && t->shm >= 0 &&
+        !sr_isError(SYSCALL4(__NR_ftruncate, t->shm,
+                             (ULong)CGT_RAW_BUFFERS * CGT_RAW_BUFFER_SIZE, 0, 0));
+   if (!ok) {
+      VG_(umsg)("cgtrace: cannot make a transport for the child of this fork; "
+                "it is not recorded\n");
+      drop_next_child();
+      return;
+   }
+   next_child_made = True;
+}
+
+static void on_fork_parent(ThreadId tid)
+{
+   (void)tid;
+   forked = True;
+}
+
+/* In the parent once fork has returned the child's pid. */
+static void send_fork(Int pid)
+{
+   Transport* t = &next_child;
+   Int fds[CGT_RAW_FORK_FDS] = { t->ready[0], t->freed[1], t->shm, t->ctl[0] };
+   UChar byte = 'F';
+   struct vki_iovec iov = { &byte, 1 };
+   union {
+      struct vki_cmsghdr h;
+      UChar space[VKI_CMSG_ALIGN(sizeof(struct vki_cmsghdr)) + VKI_CMSG_ALIGN(sizeof(fds))];
+   } control;
+   VG_(memset)(&control, 0, sizeof(control));
+   struct vki_msghdr msg;
+   VG_(memset)(&msg, 0, sizeof(msg));
+   msg.msg_iov = &iov;
+   msg.msg_iovlen = 1;
+   msg.msg_control = control.space;
+   msg.msg_controllen = sizeof(control.space);
+   struct vki_cmsghdr* c = VKI_CMSG_FIRSTHDR(&msg);
+   c->cmsg_len = VKI_CMSG_ALIGN(sizeof(struct vki_cmsghdr)) + sizeof(fds);
+   c->cmsg_level = VKI_SOL_SOCKET;
+   c->cmsg_type = VKI_SCM_RIGHTS;
+   VG_(memcpy)(VKI_CMSG_DATA(c), fds, sizeof(fds));
+   /* The descriptors first: cgtrace takes them when it reads the item. */
+   SysRes r = SYSCALL4(__NR_sendmsg, ctl_fd, (Addr)&msg, 0, 0);
+   if (sr_isError(r)) {
+      VG_(umsg)("cgtrace: cannot hand over the child of this fork (error %lu); it is not "
+                "recorded\n", sr_Err(r));
+      return;
+   }
+   UChar* p = reserve(8);
+   p = put_u32(p, CGT_RAW_FORK);
+   put_u32(p, (UInt)pid);
+   /* Now, not when the buffer is full: the child's stream waits for it. */
+   flush_buffer();
+}
+
+static void on_fork_child(ThreadId tid)
+{
+   (void)tid;
+   stop_recording(NULL, 0);   /* the parent's transport is the parent's */
+   if (!next_child_made)
+      return;
+   Transport* t = &next_child;
+   SysRes r = VG_(am_shared_mmap_file_float_valgrind)(
+                 (SizeT)CGT_RAW_BUFFERS * CGT_RAW_BUFFER_SIZE,
+                 VKI_PROT_READ | VKI_PROT_WRITE, t->shm, 0);
+   if (sr_isError(r)) {
+      VG_(umsg)("cgtrace: cannot map the child's shared buffers (error %lu); it is not "
+                "recorded\n", sr_Err(r));
+      drop_next_child();
+      return;
+   }
+   /* The parent sends cgtrace's ends; ours become the transport, in the
+      room the parent's left in Valgrind's range. */
+   ready_fd = VG_(safe_fd)(t->ready[1]);
+   free_fd = VG_(safe_fd)(t->freed[0]);
+   ctl_fd = VG_(safe_fd)(t->ctl[1]);
+   t->ready[1] = t->freed[0] = t->ctl[1] = -1;
+   drop_next_child();
+   buffers = (UChar*)sr_Res(r);
+   current = 0;
+   in_flight = 0;
+   use_buffer(buffers, CGT_RAW_BUFFER_SIZE);
+   UChar* p = reserve(CGT_RAW_MAGIC_LEN);
+   VG_(memcpy)(p, CGT_RAW_MAGIC, CGT_RAW_MAGIC_LEN);
+}
+
 /* Valgrind passes no exit status to a tool's fini; the exit system calls
    carry it.  Without one, the program was killed by a signal. */
 static void on_pre_syscall(ThreadId tid, UInt syscallno, UWord* args, UInt nArgs)
@@ -648,12 +795,23 @@ static void on_pre_syscall(ThreadId tid, UInt syscallno, UWord* args, UInt nArgs
       exit_called = True;
       exit_code = (Int)(args[0] & 0xff);
    }
+   if ((syscallno == __NR_execve || syscallno == __NR_execveat) && ready_fd >= 0) {
+      /* If it succeeds, this process's stream ends here: cgtrace must
+         see the item before the pipes close. */
+      put_u32(reserve(4), CGT_RAW_EXEC);
+      flush_buffer();
+   }
 }
 
 static void on_post_syscall(ThreadId tid, UInt syscallno, UWord* args, UInt nArgs,
                             SysRes res)
 {
-   (void)tid; (void)syscallno; (void)args; (void)nArgs; (void)res;
+   (void)tid; (void)syscallno; (void)args; (void)nArgs;
+   if (forked && !sr_isError(res) && next_child_made)
+      send_fork((Int)sr_Res(res));
+   forked = False;
+   if (next_child_made)
+      drop_next_child();   /* sent, or for a fork that failed */
 }
 
 /* Client requests and signals: where they happened in the stream, for
@@ -715,15 +873,6 @@ static void on_signal_returned(ThreadId tid, Int signo)
    send_signal(tid, signo, 2, False);
 }
 
-/* A forked child runs on under Valgrind with a copy of our state and the
-   same shared buffers.  Its events must not be mixed into the parent's
-   stream: it stops recording (the parent still owns the buffers). */
-static void on_fork_child(ThreadId tid)
-{
-   (void)tid;
-   stop_recording(NULL, 0);
-}
-
 /* ------------------------------------------------------------------ */
 /* Start-up and shut-down                                             */
 /* ------------------------------------------------------------------ */
@@ -735,6 +884,7 @@ static Bool cgt_process_cmd_line_option(const HChar* arg)
    if VG_INT_CLO(arg, "--cgtrace-fd", clo_ready_fd) {}
    else if VG_INT_CLO(arg, "--cgtrace-free-fd", clo_free_fd) {}
    else if VG_INT_CLO(arg, "--cgtrace-shm-fd", clo_shm_fd) {}
+   else if VG_INT_CLO(arg, "--cgtrace-ctl-fd", clo_ctl_fd) {}
    /* Options meant for cgtrace's launcher when it starts a traced child
       (they travel in Valgrind's argument list): accepted, unused here. */
    else if VG_STR_CLO(arg, "--cgtrace-pipe", ignored) {}
@@ -748,7 +898,7 @@ static Bool cgt_process_cmd_line_option(const HChar* arg)
 
 static void cgt_print_usage(void)
 {
-   VG_(printf)("    --cgtrace-fd=<n> --cgtrace-free-fd=<n> --cgtrace-shm-fd=<n>\n"
+   VG_(printf)("    --cgtrace-fd=<n> --cgtrace-free-fd=<n> --cgtrace-shm-fd=<n> --cgtrace-ctl-fd=<n>\n"
                "                      the transport to cgtrace (set by cgtrace record)\n");
 }
 
@@ -772,6 +922,7 @@ static void cgt_post_clo_init(void)
 {
    ready_fd = take_fd(clo_ready_fd, "ready pipe");
    free_fd = take_fd(clo_free_fd, "free pipe");
+   ctl_fd = take_fd(clo_ctl_fd, "control socket");
    Int shm = take_fd(clo_shm_fd, "shared buffers");
    SysRes r = VG_(am_shared_mmap_file_float_valgrind)(
                  (SizeT)CGT_RAW_BUFFERS * CGT_RAW_BUFFER_SIZE,
@@ -836,7 +987,7 @@ static void cgt_pre_clo_init(void)
    VG_(track_new_mem_mmap)(on_new_mem);
    VG_(track_change_mem_mprotect)(on_mprotect);
    VG_(track_die_mem_munmap)(on_munmap);
-   VG_(atfork)(NULL, NULL, on_fork_child);
+   VG_(atfork)(on_fork_pre, on_fork_parent, on_fork_child);
    VG_(needs_client_requests)(on_client_request);
    VG_(track_pre_deliver_signal)(on_signal_delivered);
    VG_(track_post_deliver_signal)(on_signal_returned);

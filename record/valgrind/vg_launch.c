@@ -28,9 +28,6 @@
 
 extern char **environ;
 
-#define OPT_FD "--cgtrace-fd="
-#define OPT_FREE_FD "--cgtrace-free-fd="
-#define OPT_SHM_FD "--cgtrace-shm-fd="
 #define OPT_PIPE "--cgtrace-pipe="
 #define OPT_OUT "--cgtrace-out="
 #define OPT_QUIET "--cgtrace-quiet="
@@ -178,9 +175,9 @@ int vg_launch_prepare(struct vg_launch *l, const char *tool, const struct cgt_re
 	if (own_arg(l, strdup(o->vex_guest_chase ? "--vex-guest-chase=yes" : "--vex-guest-chase=no")) < 0 ||
 	    (!o->vex_guest_chase && own_arg(l, strdup("--vex-iropt-unroll-thresh=0")) < 0))
 		goto out;
-	char *tool_opts[3] = { NULL, NULL, NULL };
+	char *tool_opts[VG_TRANSPORT_TOOL_OPTIONS] = { NULL };
 	int tool_rc = vg_transport_tool_options(t, tool_opts);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < VG_TRANSPORT_TOOL_OPTIONS; i++)
 		if (tool_opts[i] != NULL)
 			own_arg(l, tool_opts[i]);
 	if (tool_rc < 0 ||
@@ -305,60 +302,72 @@ void vg_launch_sweep_stale(void)
 static void run_sink(struct vg_transport *t, const char *tmpl, long pid, char **client_argv,
 		     int quiet, const char *build_id_dir, FILE *notes)
 {
-	struct vg_session s = { .out_fd = -1 };
+	struct vg_session s = { .out_fd = -1, .tmpl = tmpl, .quiet = quiet };
 	s.stream.build_ids.dir = build_id_dir;
 	const char *why;
 	int devnull = open("/dev/null", O_RDWR);
 	/* The notes' descriptor, moved clear of those set up below. */
-	int notes_fd = notes ? fcntl(fileno(notes), F_DUPFD_CLOEXEC, 5) : -1;
+	int notes_fd = notes ? fcntl(fileno(notes), F_DUPFD_CLOEXEC, 6) : -1;
 
 	/* Hold none of the program's descriptors but the notes': a pipe it
 	   shares with others must close when it does. */
 	vg_transport_close_tool_ends(t);
-	dup2(t->ready[0], 3);
-	dup2(t->freed[1], 4);
-	t->ready[0] = 3;
-	t->freed[1] = 4;
+	int *ends[3] = { &t->ready[0], &t->freed[1], &t->ctl[0] };
+	for (int i = 0; i < 3; i++)	/* first clear of 3-5, which they may hold */
+		*ends[i] = fcntl(*ends[i], F_DUPFD_CLOEXEC, 7);
+	for (int i = 0; i < 3; i++) {
+		dup2(*ends[i], 3 + i);
+		*ends[i] = 3 + i;
+	}
 	if (devnull >= 0) {
 		dup2(devnull, 0);
 		dup2(devnull, 1);
 	}
-	if (notes_fd > 5)
-		close_range(5, (unsigned)notes_fd - 1, 0);
-	close_range(notes_fd >= 5 ? (unsigned)notes_fd + 1 : 5, ~0u, 0);
+	if (notes_fd > 6)
+		close_range(6, (unsigned)notes_fd - 1, 0);
+	close_range(notes_fd >= 6 ? (unsigned)notes_fd + 1 : 6, ~0u, 0);
 	notes = notes_fd >= 0 ? fdopen(notes_fd, "w") : NULL;
+	s.notes = notes;
 	signal(SIGPIPE, SIG_IGN);
 
+	/* Written through a temporary, named at the end: a program that
+	   calls execve goes on, with its pid, as a new one with a sink of its
+	   own, whose trace takes the name (Valgrind's tools write nothing for
+	   a process that execs). */
 	char *path = cgt_expand_output_name(tmpl, pid, &why);
+	struct cgt_output out = { 0 };
 	s.path = path;
-	s.out_fd = path ? record_open_output(path, &s.error) : -1;
+	if (path == NULL) {
+		cgt_fail(&s.error, cgt_err_invalid, "%s", why);
+	} else if (cgt_output_check(path, CGT_OUTPUT_TRACE, NULL, 0, &s.error) == 0 &&
+		   cgt_output_prepare(&out, path, 0, &s.error) == 0 &&
+		   (s.out_fd = open(out.write_path, O_WRONLY | O_CLOEXEC)) < 0) {
+		cgt_fail(&s.error, cgt_err_io, "cannot write the trace to '%s': %s", path,
+			 strerror(errno));
+	}
 	if (s.out_fd < 0 || record_header_init(&s.header, "valgrind", client_argv, pid) < 0) {
-		record_note(notes, "child %ld: %s", pid, path ? s.error.msg : why);
+		record_note(notes, "child %ld: %s", pid, s.error.msg);
 		s.failed = 1;
 	}
 	vg_session_run(&s, t);
 
-	struct cgt_trace_end end = { 0 };
-	end.counts = s.stream.counts;
-	if (s.stream.fini_seen && s.stream.exit_called) {
-		end.kind = CGT_END_EXIT;
-		end.code = s.stream.exit_code;
-	} else {
-		/* Valgrind tells its tool no more: a fatal signal.  (No FINI at
-		   all: cut short, no END; see vg_record.c.) */
-		end.kind = CGT_END_SIGNAL;
-	}
-	if (!s.stream.header_written) {
+	struct cgt_trace_end end;
+	const struct cgt_trace_end *has_end = vg_session_end_of_stream(&s, &end);
+	int status = 0;
+	if (!s.stream.header_written || s.stream.exec_ended) {
 		vg_session_finish(&s, NULL);
-		if (path != NULL && s.out_fd >= 0)
-			unlink(path);
-		_exit(1);
+		status = !s.stream.header_written;
+	} else {
+		int rc = vg_session_finish(&s, has_end);
+		if (cgt_output_commit(&out, &s.error) < 0 || rc < 0)
+			record_note(notes, "child %ld: %s", pid, s.error.msg);
+		else if (!quiet)
+			vg_session_report(&s, notes);
 	}
-	if (vg_session_finish(&s, s.stream.fini_seen ? &end : NULL) < 0)
-		record_note(notes, "child %ld: %s", pid, s.error.msg);
-	else if (!quiet)
-		vg_session_report(&s, notes);
-	_exit(0);
+	cgt_output_discard(&out);
+	while (wait(NULL) > 0 || errno == EINTR)
+		;	/* the sinks of its fork children */
+	_exit(status);
 }
 
 /* Starts the sink, detached (it must not be a child of the program, which
@@ -387,20 +396,24 @@ int vg_launcher(int argc, char **argv, FILE *notes, struct cgt_error *e)
 	const char *tmpl = NULL, *build_id_dir = NULL;
 	long fd = -1;
 	unsigned long long id = 0;
-	int quiet = 0, fd_arg = -1, free_arg = -1, shm_arg = -1, pipe_arg = -1, client = argc;
+	int quiet = 0, pipe_arg = -1, client = argc;
+	int fd_args[VG_TRANSPORT_TOOL_OPTIONS];	/* where the transport's options are */
 
+	for (int k = 0; k < VG_TRANSPORT_TOOL_OPTIONS; k++)
+		fd_args[k] = -1;
 	for (int i = 1; i < argc; i++) {
 		if (argv[i][0] != '-') {
 			client = i;
 			break;
 		}
-		if (strncmp(argv[i], OPT_FD, strlen(OPT_FD)) == 0) {
-			fd = strtol(argv[i] + strlen(OPT_FD), NULL, 10);
-			fd_arg = i;
-		} else if (strncmp(argv[i], OPT_FREE_FD, strlen(OPT_FREE_FD)) == 0) {
-			free_arg = i;
-		} else if (strncmp(argv[i], OPT_SHM_FD, strlen(OPT_SHM_FD)) == 0) {
-			shm_arg = i;
+		int k = 0;
+		while (k < VG_TRANSPORT_TOOL_OPTIONS &&
+		       strncmp(argv[i], vg_transport_option_names[k], strlen(vg_transport_option_names[k])) != 0)
+			k++;
+		if (k < VG_TRANSPORT_TOOL_OPTIONS) {
+			fd_args[k] = i;
+			if (k == 0)	/* the ready pipe's */
+				fd = strtol(argv[i] + strlen(vg_transport_option_names[0]), NULL, 10);
 		} else if (strncmp(argv[i], OPT_PIPE, strlen(OPT_PIPE)) == 0) {
 			id = strtoull(argv[i] + strlen(OPT_PIPE), NULL, 10);
 			pipe_arg = i;
@@ -416,8 +429,10 @@ int vg_launcher(int argc, char **argv, FILE *notes, struct cgt_error *e)
 	char *self = vg_self_exe(), *tool = vg_tool_path(), *launcher = NULL;
 	char **env = NULL, **tool_argv = NULL;
 	int rc;
-	if (self == NULL || tool == NULL || fd_arg < 0 || free_arg < 0 || shm_arg < 0 ||
-	    pipe_arg < 0 || tmpl == NULL || client >= argc) {
+	int all_fds = 1;
+	for (int k = 0; k < VG_TRANSPORT_TOOL_OPTIONS; k++)
+		all_fds &= fd_args[k] >= 0;
+	if (self == NULL || tool == NULL || !all_fds || pipe_arg < 0 || tmpl == NULL || client >= argc) {
 		rc = cgt_fail(e, cgt_err_invalid,
 			      "started as Valgrind's launcher with an unexpected command line");
 		goto fail;
@@ -438,19 +453,18 @@ int vg_launcher(int argc, char **argv, FILE *notes, struct cgt_error *e)
 		}
 		/* Replaced in argv for the execve: these live as long as the
 		   process (until the execve, or the error exit below). */
-		char *opts[3] = { NULL, NULL, NULL }, *pipe = NULL;
+		char *opts[VG_TRANSPORT_TOOL_OPTIONS] = { NULL }, *pipe = NULL;
 		if (vg_transport_tool_options(&t, opts) < 0 ||
 		    (pipe = format(OPT_PIPE "%llu", vg_transport_id(&t))) == NULL) {
-			for (int i = 0; i < 3; i++)
+			for (int i = 0; i < VG_TRANSPORT_TOOL_OPTIONS; i++)
 				free(opts[i]);
 			rc = cgt_fail(e, cgt_err_nomem, "cannot trace child %s: %s", argv[client],
 				      strerror(ENOMEM));
 			goto fail;
 		}
 		argv[pipe_arg] = pipe;
-		argv[fd_arg] = opts[0];
-		argv[free_arg] = opts[1];
-		argv[shm_arg] = opts[2];
+		for (int k = 0; k < VG_TRANSPORT_TOOL_OPTIONS; k++)
+			argv[fd_args[k]] = opts[k];
 		vg_transport_pass_to_tool(&t);
 	}
 	/* Started through Valgrind's wrapper from the private directory

@@ -7,12 +7,20 @@
  * and by cgtrace, so it uses only preprocessor constants.
  *
  * Transport: a shared memory file (memfd) of CGT_RAW_BUFFERS buffers of
- * CGT_RAW_BUFFER_SIZE bytes, and two pipes.  The tool fills the buffers in
+ * CGT_RAW_BUFFER_SIZE bytes, two pipes and a control socket.  The tool fills the buffers in
  * turn; when one is full it writes {u32 buffer index, u32 byte count} to
  * the ready pipe and moves on to the next, first waiting on the free pipe
  * (which carries the u32 index of each buffer cgtrace has finished with)
  * if all buffers are in flight.  A buffer holds whole items only.  The
  * ready pipe's end of file ends the stream.
+ *
+ * Fork: the child's stream goes on a transport of its own, made by the
+ * parent before the fork.  After the fork the parent sends cgtrace's ends
+ * of it -- the ready pipe's read end, the free pipe's write end, the
+ * memfd and a control socket -- as SCM_RIGHTS on the control socket (with
+ * one byte), then the FORK item, and hands its buffer over at once.  The
+ * child's stream starts with the magic and goes on from the state of the
+ * parent's at the FORK item (same block ids, threads, mappings).
  *
  * All integers are little-endian and unaligned.  The stream starts with
  * the 8 bytes CGT_RAW_MAGIC, then a sequence of items.  Each item starts
@@ -30,6 +38,10 @@
  *   CGT_RAW_SIGNAL            u32 tid, u32 signal number, u8 1 delivered
  *                             (then u8 1 on an alternate stack) or 2
  *                             returned (then u8 0).
+ *   CGT_RAW_FORK              u32 the child's pid (above).
+ *   CGT_RAW_EXEC              nothing: the program calls execve; the stream
+ *                             ends here if it succeeds (the new program, if
+ *                             Valgrind follows it, has a stream of its own).
  *
  * Dynamic slots per op kind:
  *   INSN                      none
@@ -75,6 +87,10 @@
 #define CGT_RAW_REQUEST     0xFFFFFF07u
 #define CGT_RAW_REQUEST_TEXT_MAX  4096   /* bytes of a request's text */
 #define CGT_RAW_SIGNAL      0xFFFFFF08u
+#define CGT_RAW_FORK        0xFFFFFF09u
+#define CGT_RAW_EXEC        0xFFFFFF0Au
+/* The descriptors a FORK sends, in this order. */
+#define CGT_RAW_FORK_FDS    4
 
 /* Op kinds; the same numbering is used in the trace file (TRACE-FORMAT.md). */
 #define CGT_RAW_OP_INSN           0

@@ -111,10 +111,11 @@ int vg_record(const struct cgt_record_options *o, struct cgt_error *e)
 {
 	pid_t child_pid;
 	const char *tmpl = o->output ? o->output : CGT_DEFAULT_TRACE_NAME;
-	struct vg_session s = { .out_fd = -1 };
+	struct vg_session s = { .out_fd = -1, .tmpl = tmpl, .notes = o->notes, .quiet = o->quiet };
 	s.stream.build_ids.dir = o->build_id_dir;
 	struct vg_launch launch = { 0 };
-	struct vg_transport tr = { .shm_fd = -1, .ready = { -1, -1 }, .freed = { -1, -1 } };
+	struct vg_transport tr = { .shm_fd = -1, .ready = { -1, -1 }, .freed = { -1, -1 },
+				.ctl = { -1, -1 } };
 	int go[2] = { -1, -1 };
 	int status = -1;	/* until the program starts: a cgt_status in e */
 	char *tool = NULL, *out_path = NULL, *abs_tmpl = NULL;
@@ -222,6 +223,13 @@ int vg_record(const struct cgt_record_options *o, struct cgt_error *e)
 			status = 1;
 		goto wait_children;
 	}
+	if (s.stream.exec_ended && o->trace_children) {
+		/* Valgrind went on into the program it called execve on, whose
+		   trace (the same pid) takes the name, as Valgrind's tools write
+		   nothing for a process that execs. */
+		vg_session_drop(&s);
+		goto wait_children;
+	}
 	struct cgt_trace_end end;
 	end_from_status(&end, &s, wstatus);
 	/* No FINI: the program died where its tool could not finish (SIGKILL),
@@ -242,7 +250,11 @@ int vg_record(const struct cgt_record_options *o, struct cgt_error *e)
 				    out_path);
 		status = 1;
 	} else {
-		if (cut_short)
+		if (cut_short && s.stream.exec_ended)
+			record_note(o->notes, "the program called execve: Valgrind runs the new program "
+					      "without recording it (--trace-children=yes records it); "
+					      "the trace holds the run up to there, without an end record");
+		else if (cut_short)
 			record_note(o->notes, "the program's stream ended early (killed by signal %d, "
 					      "which Valgrind cannot see coming?); the trace holds what "
 					      "arrived, without an end record",
@@ -252,9 +264,11 @@ int vg_record(const struct cgt_record_options *o, struct cgt_error *e)
 	}
 
 wait_children:
-	if (o->trace_children)	/* traces of child processes still being written */
-		while (wait(NULL) > 0 || errno == EINTR)
-			;
+	/* Traces of child processes still being written: of fork children
+	   (whose sinks are ours), and with --trace-children=yes of every
+	   process (we are their subreaper). */
+	while (wait(NULL) > 0 || errno == EINTR)
+		;
 out:
 	signal(SIGXFSZ, xfsz_given);
 	vg_launch_cleanup(&launch);

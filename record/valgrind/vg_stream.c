@@ -52,11 +52,14 @@ struct raw_layout {
 	uint64_t *execs;
 };
 
-struct converter {
+struct vg_stream {
 	const struct vg_transport *t;
 	const uint8_t *p, *end;	/* the buffer being parsed */
 	const uint8_t *buf_start;
 	uint64_t buf_offset;	/* raw stream offset of buf_start */
+	uint32_t buf_index;	/* its number, to hand it back */
+	int in_buffer;		/* stopped in it at a FORK item */
+	int expect_magic;	/* the next buffer begins a stream */
 
 	struct cgt_writer *w;
 	struct cgt_trace_header *header;
@@ -99,19 +102,19 @@ static uint64_t le64(const uint8_t *p)
 	return v;
 }
 
-static int bad_item(struct converter *c, const char *what)
+static int bad_item(struct vg_stream *c, const char *what)
 {
 	return cgt_fail(c->e, cgt_err_corrupt,
 			"internal error: the Valgrind tool sent %s at raw stream offset %llu", what,
 			(unsigned long long)(c->buf_offset + (uint64_t)(c->p - c->buf_start)));
 }
 
-static int nomem(struct converter *c)
+static int nomem(struct vg_stream *c)
 {
 	return cgt_fail(c->e, cgt_err_nomem, "out of memory");
 }
 
-static int flush_pending(struct converter *c)
+static int flush_pending(struct vg_stream *c)
 {
 	if (c->pending_type == 0)
 		return 0;
@@ -124,13 +127,13 @@ static int flush_pending(struct converter *c)
 	return rc < 0 ? rc : cgt_writer_segment_point(c->w, &c->blocks, c->e);
 }
 
-static int put_record(struct converter *c, unsigned type, struct cgt_buf *payload)
+static int put_record(struct vg_stream *c, unsigned type, struct cgt_buf *payload)
 {
 	int rc = flush_pending(c);
 	return rc < 0 ? rc : cgt_writer_put(c->w, type, payload->data, payload->len, c->e);
 }
 
-static int begin_pending(struct converter *c, unsigned type)
+static int begin_pending(struct vg_stream *c, unsigned type)
 {
 	/* An EVENTS record's stack pointers are appended when it is put. */
 	if (c->pending_type == type && c->pending.len + c->blocks.sp_stream.len < RECORD_TARGET)
@@ -144,7 +147,7 @@ static int begin_pending(struct converter *c, unsigned type)
 	return 0;
 }
 
-static int on_hello(struct converter *c, const uint8_t *p, uint32_t len)
+static int on_hello(struct vg_stream *c, const uint8_t *p, uint32_t len)
 {
 	if (len < 20 || le32(p) != CGT_RAW_VERSION)
 		return bad_item(c, "a hello of another protocol version");
@@ -157,12 +160,16 @@ static int on_hello(struct converter *c, const uint8_t *p, uint32_t len)
 	int rc = cgt_header_encode(&b, c->header);
 	if (rc == 0)
 		rc = put_record(c, CGT_REC_HEADER, &b);
+	/* A frame of its own: a fork child's trace has its own in its place
+	   (vg_session.c). */
+	if (rc == 0)
+		rc = cgt_writer_flush(c->w, c->e);
 	cgt_buf_free(&b);
 	c->res->header_written = rc == 0;
 	return rc;
 }
 
-static int add_layout(struct converter *c, const struct cgt_block *blk)
+static int add_layout(struct vg_stream *c, const struct cgt_block *blk)
 {
 	struct raw_layout *l;
 
@@ -196,7 +203,7 @@ static int add_layout(struct converter *c, const struct cgt_block *blk)
 	return 0;
 }
 
-static int on_block(struct converter *c, const uint8_t *p, uint32_t len)
+static int on_block(struct vg_stream *c, const uint8_t *p, uint32_t len)
 {
 	if (len < 12)
 		return bad_item(c, "a short block description");
@@ -262,7 +269,7 @@ out:
 	return rc;
 }
 
-static int on_map(struct converter *c, const uint8_t *p, uint32_t len)
+static int on_map(struct vg_stream *c, const uint8_t *p, uint32_t len)
 {
 	if (len < 28 || len > 28 + 4096)
 		return bad_item(c, "a malformed mapping");
@@ -286,7 +293,7 @@ static int on_map(struct converter *c, const uint8_t *p, uint32_t len)
 	return rc;
 }
 
-static int on_unmap(struct converter *c, const uint8_t *p)
+static int on_unmap(struct vg_stream *c, const uint8_t *p)
 {
 	struct cgt_buf b = { 0 };
 	int rc = cgt_unmap_encode(&b, le64(p), le64(p + 8));
@@ -297,7 +304,7 @@ static int on_unmap(struct converter *c, const uint8_t *p)
 	return rc;
 }
 
-static int on_thread(struct converter *c, uint32_t tid)
+static int on_thread(struct vg_stream *c, uint32_t tid)
 {
 	if (tid < 256) {
 		uint64_t bit = 1ull << (tid & 63);
@@ -313,7 +320,7 @@ static int on_thread(struct converter *c, uint32_t tid)
 
 /* A client request or a signal, between the executions before and after
    it. */
-static int on_mark(struct converter *c, const struct cgt_mark *m)
+static int on_mark(struct vg_stream *c, const struct cgt_mark *m)
 {
 	struct cgt_buf b = { 0 };
 	if (m->kind == CGT_MARK_REQUEST)
@@ -323,7 +330,7 @@ static int on_mark(struct converter *c, const struct cgt_mark *m)
 	return rc;
 }
 
-static int on_request(struct converter *c, const uint8_t *p, uint32_t len)
+static int on_request(struct vg_stream *c, const uint8_t *p, uint32_t len)
 {
 	if (len < 8 || len > 8 + CGT_REQUEST_TEXT_MAX)
 		return bad_item(c, "a malformed client request");
@@ -336,7 +343,7 @@ static int on_request(struct converter *c, const uint8_t *p, uint32_t len)
 	return rc;
 }
 
-static int on_signal(struct converter *c, const uint8_t *p)
+static int on_signal(struct vg_stream *c, const uint8_t *p)
 {
 	if (p[8] != 1 && p[8] != 2)
 		return bad_item(c, "a malformed signal");
@@ -346,7 +353,7 @@ static int on_signal(struct converter *c, const uint8_t *p)
 }
 
 /* One execution: the block id is read; its slots follow. */
-static int on_exec(struct converter *c, uint32_t id)
+static int on_exec(struct vg_stream *c, uint32_t id)
 {
 	if (id >= c->blocks.n)
 		return bad_item(c, "an execution of an undefined block");
@@ -402,7 +409,7 @@ done:
 
 /* The executions counted by exit into res->counts (on_exec counts their
    guarded accesses). */
-static void add_counts(struct converter *c)
+static void add_counts(struct vg_stream *c)
 {
 	for (uint32_t id = 0; id < c->n_layouts; id++)
 		for (uint32_t k = 0; c->layouts[id].execs != NULL && k <= c->blocks.blocks[id]->n_exits; k++)
@@ -411,7 +418,7 @@ static void add_counts(struct converter *c)
 }
 
 /* Parses one buffer of whole items. */
-static int parse_buffer(struct converter *c)
+static int parse_buffer(struct vg_stream *c)
 {
 	int rc = 0;
 
@@ -420,7 +427,18 @@ static int parse_buffer(struct converter *c)
 		if (avail < 4)
 			return bad_item(c, "a truncated item");
 		uint32_t code = le32(c->p);
-		if (code < CGT_RAW_CONTROL) {
+		c->res->exec_ended = code == CGT_RAW_EXEC;
+		if (code == CGT_RAW_EXEC) {
+			c->p += 4;
+		} else if (code == CGT_RAW_FORK) {
+			if (avail < 8)
+				return bad_item(c, "a truncated item");
+			c->res->fork_pid = le32(c->p + 4);
+			c->p += 8;
+			/* What came before is the child's too. */
+			rc = flush_pending(c);
+			return rc < 0 ? rc : VG_STREAM_FORK;
+		} else if (code < CGT_RAW_CONTROL) {
 			if (!c->res->header_written)
 				return bad_item(c, "an execution before its hello");
 			c->p += 4;
@@ -473,38 +491,52 @@ static int read_full(int fd, void *buf, size_t n)
 	return (int)got;
 }
 
-static int convert(struct converter *c)
+/* The next buffer from the tool: 1, 0 at the end of the stream, or an
+   error. */
+static int next_buffer(struct vg_stream *c)
 {
-	for (int first = 1;; first = 0) {
-		uint32_t msg[2];
-		int n = read_full(c->t->ready[0], msg, sizeof(msg));
-		if (n < 0)
-			return cgt_fail(c->e, cgt_err_io, "reading from the Valgrind tool: %s",
-					strerror(errno));
-		if (n == 0) {
-			if (first)
-				return cgt_fail(c->e, cgt_err_io, "the Valgrind tool did not start");
-			c->res->truncated = !c->res->fini_seen;
-			return 0;
-		}
-		if (n != (int)sizeof(msg) || msg[0] >= CGT_RAW_BUFFERS || msg[1] > CGT_RAW_BUFFER_SIZE)
-			return cgt_fail(c->e, cgt_err_corrupt,
-					"internal error: the Valgrind tool sent a bad buffer notice");
-		c->buf_start = c->t->buffers + (size_t)msg[0] * CGT_RAW_BUFFER_SIZE;
-		c->p = c->buf_start;
-		c->end = c->p + msg[1];
-		if (first) {
-			if (msg[1] < CGT_RAW_MAGIC_LEN ||
-			    memcmp(c->p, CGT_RAW_MAGIC, CGT_RAW_MAGIC_LEN) != 0)
-				return cgt_fail(c->e, cgt_err_io,
-						"the Valgrind tool is not cgtrace's or of another version");
-			c->p += CGT_RAW_MAGIC_LEN;
-		}
-		int rc = parse_buffer(c);
-		if (rc < 0)
-			return rc;
-		c->buf_offset += msg[1];
-		c->res->raw_bytes += msg[1];
+	uint32_t msg[2];
+	int n = read_full(c->t->ready[0], msg, sizeof(msg));
+	if (n < 0)
+		return cgt_fail(c->e, cgt_err_io, "reading from the Valgrind tool: %s", strerror(errno));
+	if (n == 0) {
+		if (!c->res->header_written)
+			return cgt_fail(c->e, cgt_err_io, "the Valgrind tool did not start");
+		c->res->truncated = !c->res->fini_seen;
+		return 0;
+	}
+	if (n != (int)sizeof(msg) || msg[0] >= CGT_RAW_BUFFERS || msg[1] > CGT_RAW_BUFFER_SIZE)
+		return cgt_fail(c->e, cgt_err_corrupt,
+				"internal error: the Valgrind tool sent a bad buffer notice");
+	c->buf_index = msg[0];
+	c->buf_start = c->t->buffers + (size_t)msg[0] * CGT_RAW_BUFFER_SIZE;
+	c->p = c->buf_start;
+	c->end = c->p + msg[1];
+	if (c->expect_magic) {
+		if (msg[1] < CGT_RAW_MAGIC_LEN || memcmp(c->p, CGT_RAW_MAGIC, CGT_RAW_MAGIC_LEN) != 0)
+			return cgt_fail(c->e, cgt_err_io,
+					"the Valgrind tool is not cgtrace's or of another version");
+		c->p += CGT_RAW_MAGIC_LEN;
+		c->expect_magic = 0;
+	}
+	c->in_buffer = 1;
+	return 1;
+}
+
+int vg_stream_run(struct vg_stream *c, const struct vg_transport *t, struct cgt_writer *w)
+{
+	c->t = t;
+	c->w = w;
+	for (;;) {
+		int rc = c->in_buffer ? 1 : next_buffer(c);
+		if (rc <= 0)
+			return rc == 0 ? flush_pending(c) : rc;
+		if ((rc = parse_buffer(c)) != 0)
+			return rc;	/* an error, or a fork: the rest of the buffer is for later */
+		c->in_buffer = 0;
+		size_t len = (size_t)(c->end - c->buf_start);
+		c->buf_offset += len;
+		c->res->raw_bytes += len;
 		uint64_t now = now_ns();
 		if (now - c->flushed_ns >= FLUSH_INTERVAL_NS) {
 			c->flushed_ns = now;
@@ -512,39 +544,51 @@ static int convert(struct converter *c)
 				return rc;
 		}
 		/* Hand the buffer back; the tool may be gone already. */
-		if (write(c->t->freed[1], &msg[0], sizeof(msg[0])) < 0 && errno != EPIPE)
+		if (write(c->t->freed[1], &c->buf_index, sizeof(c->buf_index)) < 0 && errno != EPIPE)
 			return cgt_fail(c->e, cgt_err_io, "writing to the Valgrind tool: %s",
 					strerror(errno));
 	}
 }
 
-int vg_stream_convert(const struct vg_transport *t, struct cgt_writer *w,
-		      struct cgt_trace_header *header, struct vg_stream_result *res,
-		      struct cgt_error *e)
+void vg_stream_follow_child(struct vg_stream *c)
 {
-	struct converter c = { 0 };
+	c->in_buffer = 0;	/* the rest of it is the parent's */
+	c->expect_magic = 1;
+	c->buf_offset = 0;
+	c->res->fork_pid = 0;
+}
 
+int vg_stream_open(struct vg_stream **out, struct cgt_trace_header *header,
+		   struct vg_stream_result *res, struct cgt_error *e)
+{
+	struct vg_stream *c = calloc(1, sizeof(*c));
+	*out = c;
+	if (c == NULL)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	const char *build_id_dir = res->build_ids.dir;	/* the caller's */
 	memset(res, 0, sizeof(*res));
 	res->build_ids.dir = build_id_dir;
-	c.t = t;
-	c.w = w;
-	c.header = header;
-	c.res = res;
-	c.e = e;
-	c.flushed_ns = now_ns();
-	int rc = convert(&c);
-	if (rc == 0)
-		rc = flush_pending(&c);
-	add_counts(&c);
-	for (uint32_t i = 0; i < c.n_layouts; i++) {
-		free(c.layouts[i].type);
-		free(c.layouts[i].op);
-		free(c.layouts[i].execs);
+	c->header = header;
+	c->res = res;
+	c->e = e;
+	c->expect_magic = 1;
+	c->flushed_ns = now_ns();
+	return 0;
+}
+
+void vg_stream_close(struct vg_stream *c)
+{
+	if (c == NULL)
+		return;
+	add_counts(c);
+	for (uint32_t i = 0; i < c->n_layouts; i++) {
+		free(c->layouts[i].type);
+		free(c->layouts[i].op);
+		free(c->layouts[i].execs);
 	}
-	free(c.layouts);
-	free(c.values);
-	cgt_buf_free(&c.pending);
-	cgt_block_table_free(&c.blocks);
-	return rc;
+	free(c->layouts);
+	free(c->values);
+	cgt_buf_free(&c->pending);
+	cgt_block_table_free(&c->blocks);
+	free(c);
 }
