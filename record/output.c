@@ -66,9 +66,13 @@ static int looks_like(const char *path, const char *start, const char *other)
 	return n > 0 && (strncmp(head, start, strlen(start)) == 0 || strncmp(head, other, strlen(other)) == 0);
 }
 
-static int refuse(struct cgt_error *e, const char *path, const char *why, const char *what_to_do)
+/* what_to_do: "remove it or " or ""; then "choose another" and the
+   output's option. */
+static int refuse(struct cgt_error *e, const char *path, const char *why, const char *what_to_do,
+		  enum cgt_output_kind kind)
 {
-	return cgt_fail(e, cgt_err_io, "refusing to overwrite '%s': %s (%s)", path, why, what_to_do);
+	return cgt_fail(e, cgt_err_io, "refusing to overwrite '%s': %s (%schoose another %s)", path,
+			why, what_to_do, kind == CGT_OUTPUT_CALLGRIND ? "--callgrind-out-file" : "-o");
 }
 
 int cgt_output_check(const char *path, enum cgt_output_kind kind, const char *const *inputs,
@@ -85,21 +89,20 @@ int cgt_output_check(const char *path, enum cgt_output_kind kind, const char *co
 		if (stat(inputs[i], &in) == 0 && in.st_dev == st.st_dev && in.st_ino == st.st_ino) {
 			char why[PATH_MAX + 64];
 			snprintf(why, sizeof(why), "it is the input '%s'", inputs[i]);
-			return refuse(e, path, why, "choose another -o");
+			return refuse(e, path, why, "", kind);
 		}
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size == 0)
 		return 0;
 	int trace = cgt_file_is_trace(path) == 1;
 	if (kind == CGT_OUTPUT_TRACE && !trace)
-		return refuse(e, path, "it is not a cgtrace trace", "remove it or choose another -o");
+		return refuse(e, path, "it is not a cgtrace trace", "remove it or ", kind);
 	if (kind != CGT_OUTPUT_TRACE && trace)
-		return refuse(e, path, "it is a cgtrace trace", "choose another -o");
+		return refuse(e, path, "it is a cgtrace trace", "", kind);
 	if (kind == CGT_OUTPUT_CGOUT && !looks_like(path, "desc:", "cmd:"))
-		return refuse(e, path, "it is not a cachegrind.out file", "remove it or choose another -o");
+		return refuse(e, path, "it is not a cachegrind.out file", "remove it or ", kind);
 	if (kind == CGT_OUTPUT_CALLGRIND && !looks_like(path, "# callgrind format", "version:"))
-		return refuse(e, path, "it is not a callgrind.out file",
-			      "remove it or choose another --callgrind-out-file");
+		return refuse(e, path, "it is not a callgrind.out file", "remove it or ", kind);
 	return 0;
 }
 

@@ -4,7 +4,7 @@
 # an earlier result, errors naming the path given, --threads by affinity.
 # Device nodes are made here with mknod (as root): never the system's.
 source "$(dirname "$0")/../lib.sh"
-plan 47
+plan 48
 
 run() { out=$("$@" 2>&1); rc=$?; }
 skip() { ok "$1 # skip $2"; }
@@ -89,6 +89,10 @@ run "$CGTRACE" simulate -q $cfg -o other.zst t.zst
 check_eq "-o another trace: refused" \
 	"1 cgtrace: refusing to overwrite 'other.zst': it is a cgtrace trace (choose another -o)" "$rc $out"
 check_same_file "-o another trace: intact" t.copy other.zst
+run "$CGTRACE" simulate -q --tool=callgrind --callgrind-out-file=t.zst t.zst
+check_eq "--tool=callgrind --callgrind-out-file=the trace: refused, naming that option" \
+	"1 cgtrace: refusing to overwrite 't.zst': it is the input 't.zst' (choose another --callgrind-out-file)" \
+	"$rc $out"
 echo precious > notes.txt
 run "$CGTRACE" simulate -q $cfg -o notes.txt t.zst
 check_contains "-o a file that is not a cachegrind.out: refused" \
