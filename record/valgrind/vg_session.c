@@ -217,6 +217,24 @@ static int copy_parent(struct vg_session *s)
 	return 0;
 }
 
+/* A fork child whose trace cannot be written: its stream is converted all
+   the same, into nothing, since only its end says whether it is a process
+   Valgrind's tools profile (one that calls execve is not), and so whether
+   to say why it is not recorded. */
+static void convert_to_nothing(struct vg_session *s)
+{
+	s->not_recorded = s->error;
+	if (s->writer != NULL)
+		cgt_writer_close(s->writer, NULL);
+	s->writer = NULL;
+	if (s->out_fd >= 0)
+		close(s->out_fd);
+	cgt_output_discard(&s->child_output);
+	s->out_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (s->out_fd < 0 || cgt_writer_open(&s->writer, s->out_fd, "/dev/null", &s->error) < 0)
+		s->failed = 1;
+}
+
 /* The program forked: a sink for the child, forked from this one at this
    point of the stream, so that it has the conversion's state and the
    parent's trace up to here.  Returns 1 in the child's sink (*child is its
@@ -258,7 +276,7 @@ static int fork_sink(struct vg_session *s, struct vg_stream *c, struct vg_transp
 	vg_stream_follow_child(c);
 	s->stop_pid = 0;
 	if (child_begin(s, pid, end) < 0)
-		s->failed = 1;
+		convert_to_nothing(s);
 	else
 		s->stop_pid = (pid_t)pid;
 	return 1;
@@ -276,17 +294,16 @@ static void child_finish(struct vg_session *s)
 	int keep = s->child_ready && !s->stream.exec_ended;
 
 	if (keep && copy_parent(s) < 0) {
-		keep = 0;
-		s->failed = 1;
+		s->not_recorded = s->error;
+		s->child_ready = keep = 0;
 	}
 	if (s->parent_fd >= 0)
 		close(s->parent_fd);
-	int failed = s->failed;
 	int rc = vg_session_finish(s, keep ? has_end : NULL);
 	if (!keep) {
-		if (failed)
+		if (!s->child_ready && !s->stream.exec_ended)
 			record_note(s->notes, "child %llu (forked by %llu): not recorded: %s", pid,
-				    parent, s->error.msg);
+				    parent, s->not_recorded.msg);
 	} else if (cgt_output_commit(&s->child_output, &s->error) < 0) {
 		record_note(s->notes, "child %llu: %s", pid, s->error.msg);
 	} else {

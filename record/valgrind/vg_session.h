@@ -39,6 +39,7 @@ struct vg_session {
 	   at the end or before a fork of its own, then its own stream. */
 	int fork_child;
 	int child_ready;	/* its trace is set up */
+	struct cgt_error not_recorded;	/* else why not */
 	struct cgt_output child_output;
 	int parent_fd;
 	uint64_t parent_from, parent_to, parent_at;

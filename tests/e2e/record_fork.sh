@@ -6,7 +6,7 @@
 # what arrived.  (tests/e2e/simulate_callgrind.sh checks a fork child
 # against Callgrind.)
 source "$(dirname "$0")/../lib.sh"
-plan 38
+plan 39
 
 CFG="--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
 FORKS=$PROGS/forks
@@ -75,3 +75,6 @@ clean_env "$CGTRACE" record -q -o fixed.zst -- "$FORKS" noexec 2>fixed.err
 check_eq "no %p: the program runs as ever, one trace" "0 1" "$? $(ls fixed*.zst | wc -l)"
 check_contains "no %p: says why the child is not recorded" "the output name has no %p" \
 	"$(cat fixed.err)"
+clean_env "$CGTRACE" record -q -o fixed-sys.zst -- "$FORKS" system 2>fixed-sys.err
+check_empty "no %p: children that call execve, not profiled anyway, are not mentioned" \
+	"$(cat fixed-sys.err)"
