@@ -58,22 +58,26 @@ static void drain(const struct vg_transport *t, pid_t stop_pid)
 	uint32_t msg[2];
 	ssize_t n;
 
+	int ctl = t->ctl[0];	/* -1 once the tool has closed it */
+
 	if (stop_pid > 0)
 		kill(stop_pid, SIGTERM);
 	for (;;) {
 		long long left = kill_at - now_ms();
 		struct pollfd p[2] = { { .fd = t->ready[0], .events = POLLIN },
-				       { .fd = t->ctl[0], .events = POLLIN } };
+				       { .fd = ctl, .events = POLLIN } };
 		if (stop_pid > 0 && left <= 0) {
 			kill(stop_pid, SIGKILL);
 			stop_pid = 0;
 		}
 		if (poll(p, 2, stop_pid > 0 ? (int)left : -1) <= 0)
 			continue;	/* time out, or a signal: look at the clock again */
-		if (p[1].revents & POLLIN) {
+		if (p[1].revents) {
 			struct vg_transport child;
 			if (vg_transport_receive_fork(t, &child) == 0)
 				vg_transport_close(&child);
+			else if (errno != EAGAIN && errno != EINTR)
+				ctl = -1;
 		}
 		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
