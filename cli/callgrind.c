@@ -2,6 +2,7 @@
  * `cgtrace simulate --tool=callgrind`: Callgrind's options, then decode ->
  * the call-graph replay -> callgrind.out files, one per dump.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -24,8 +25,9 @@ const char usage_callgrind[] =
 	"callgrind.out files for callgrind_annotate and KCachegrind.\n"
 	"\n"
 	"options (Callgrind's, with its defaults):\n"
-	"  --callgrind-out-file=<f>   output file name [callgrind.out.%p]; a dump\n"
-	"                             before the end goes to <f>.1, <f>.2, ...\n"
+	"  --callgrind-out-file=<f>   output file name [callgrind.out.%p, or -2,\n"
+	"                             -3, ... added where taken]; a dump before\n"
+	"                             the end goes to <f>.1, <f>.2, ...\n"
 	"  --dump-line=no|yes         line positions [yes]\n"
 	"  --dump-instr=no|yes        instruction positions [no]\n"
 	"  --compress-strings=no|yes  name compression [yes]\n"
@@ -143,6 +145,59 @@ out:
 		cgt_output_blame(&out, e);
 	cgt_output_discard(&out);
 	return rc;
+}
+
+/* 1 if the directory listing d holds name, or name.N (a dump part). */
+static int name_taken(DIR *d, const char *name)
+{
+	size_t n = strlen(name);
+	struct dirent *ent;
+	rewinddir(d);
+	while ((ent = readdir(d)) != NULL) {
+		const char *s = ent->d_name;
+		if (strncmp(s, name, n) != 0 || (s[n] != '\0' && s[n] != '.'))
+			continue;
+		if (s[n] == '\0')
+			return 1;
+		s += n + 1;
+		while (*s >= '0' && *s <= '9')
+			s++;
+		if (*s == '\0' && s != ent->d_name + n + 1)
+			return 1;
+	}
+	return 0;
+}
+
+/* The default name never replaces an earlier result.  A run's dumps are
+   named NAME.1, NAME.2, ...: where NAME (or a part of it) is taken, the
+   run takes NAME-2, NAME-3, ..., the first free with its parts' names, so
+   that no file of one run is taken for a part of another's (as NAME.1
+   would be).  Returns a malloc'd name, or NULL. */
+static char *free_default_name(const char *name, int quiet)
+{
+	const char *slash = strrchr(name, '/');
+	char *dir = slash ? strndup(name, (size_t)(slash - name + 1)) : strdup(".");
+	DIR *d = dir ? opendir(dir) : NULL;
+	const char *file = slash ? slash + 1 : name;
+	char *chosen = NULL;
+	free(dir);
+	if (d == NULL || !name_taken(d, file)) {
+		if (d != NULL)
+			closedir(d);
+		return strdup(name);
+	}
+	char *candidate = malloc(strlen(file) + 16);
+	for (unsigned k = 2; candidate != NULL && chosen == NULL && k < 10000; k++) {
+		sprintf(candidate, "%s-%u", file, k);
+		if (!name_taken(d, candidate) &&
+		    asprintf(&chosen, "%.*s%s", slash ? (int)(slash - name + 1) : 0, name, candidate) < 0)
+			chosen = NULL;
+	}
+	free(candidate);
+	closedir(d);
+	if (chosen != NULL && !quiet)
+		fprintf(stderr, "cgtrace: %s exists: writing %s\n", name, chosen);
+	return chosen != NULL ? chosen : strdup(name);
 }
 
 static int on_dump(void *arg, const struct cgt_cg_profile *p, struct cgt_error *e)
@@ -363,6 +418,15 @@ int cmd_simulate_callgrind(int argc, char **argv)
 	if (base == NULL) {
 		fprintf(stderr, "cgtrace: bad output name '%s': %s\n", out_tmpl, why);
 		goto out;
+	}
+	if (out_tmpl == NULL) {
+		char *free_name = free_default_name(base, ds.quiet);
+		if (free_name == NULL) {
+			fprintf(stderr, "cgtrace: out of memory\n");
+			goto out;
+		}
+		free(base);
+		base = free_name;
 	}
 	ds.base = base;
 	o.cache_sim = cache_sim;

@@ -4,7 +4,7 @@
 # an earlier result, errors naming the path given, --threads by affinity.
 # Device nodes are made here with mknod (as root): never the system's.
 source "$(dirname "$0")/../lib.sh"
-plan 48
+plan 50
 
 run() { out=$("$@" 2>&1); rc=$?; }
 skip() { ok "$1 # skip $2"; }
@@ -126,6 +126,20 @@ check_eq "three default runs: each with its own D1" "32768 16384 8192" \
 		awk '/^desc: D1/ { printf "%s ", $4 }' $f; done | sed 's/ $//')"
 check_contains "report with no file: the newest" "8192 B, 64 B, 2-way associative" \
 	"$("$CGTRACE" report 2>/dev/null | grep 'D1 cache')"
+cd ..
+
+# The same for callgrind.out, whose dumps are parts NAME.1, NAME.2: a run
+# whose name is taken takes NAME-2, never NAME.1, another run's part.
+mkdir parts && cd parts
+clean_env "$CGTRACE" record -q -o r.zst -- "$PROGS/cgrequests" >/dev/null
+rpid=$("$CGTRACE" info r.zst | awk '/^pid:/ { print $2 }')
+"$CGTRACE" simulate -q --tool=callgrind r.zst
+run "$CGTRACE" simulate --tool=callgrind r.zst
+check_contains "--tool=callgrind, second default run: says where its results went" \
+	"callgrind.out.$rpid exists: writing callgrind.out.$rpid-2" "$out"
+check_eq "--tool=callgrind, two default runs: each run's three files under a name of its own" \
+	"callgrind.out.$rpid callgrind.out.$rpid-2 callgrind.out.$rpid-2.1 callgrind.out.$rpid-2.2 callgrind.out.$rpid.1 callgrind.out.$rpid.2 r.zst" \
+	"$(echo $(ls))"
 cd ..
 
 # --threads: the CPUs the process may run on (taskset), not all online.
