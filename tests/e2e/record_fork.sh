@@ -6,7 +6,7 @@
 # what arrived.  (tests/e2e/simulate_callgrind.sh checks a fork child
 # against Callgrind.)
 source "$(dirname "$0")/../lib.sh"
-plan 39
+plan 41
 
 CFG="--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
 FORKS=$PROGS/forks
@@ -50,6 +50,15 @@ check_eq "system --trace-children=yes: the parent's trace and the three shells'"
 	"0 4" "$? $(ls kids.*.zst | wc -l)"
 ends=$(for t in kids.*.zst; do "$CGTRACE" info "$t" | sed -n 's/^end: *//p'; done | sort | uniq -c | sed 's/^ *//')
 check_eq "system --trace-children=yes: every trace whole, its program exited" "4 exited with status 0" "$ends"
+
+# A program a shell starts (whose sink the launcher starts) forks too.
+clean_env "$CGTRACE" record -q --trace-children=yes -o sh.%p.zst -- /bin/sh -c "$FORKS tree; true" \
+	2>sh.err
+check_eq "--trace-children=yes, the tree started by a shell: a trace per process" "0 23" \
+	"$? $(ls sh.*.zst | wc -l)"
+ends=$(for t in sh.*.zst; do "$CGTRACE" info "$t" 2>&1 | sed -n 's/^end: *//p'; done | sort | uniq -c | sed 's/^ *//')
+check_eq "--trace-children=yes, the tree started by a shell: every trace whole" \
+	"23 exited with status 0" "$ends"
 
 # kill: the child's trace ends where its stream did.
 clean_env "$CGTRACE" record -q -o kill.%p.zst -- "$FORKS" kill 2>kill.err
