@@ -53,8 +53,9 @@ const char usage_callgrind[] =
 	"\n"
 	"options (cgtrace's):\n"
 	"  -q, --quiet                nothing on stderr but errors\n"
-	"  --threads=<n>              accepted; the replay runs in stream order, so\n"
-	"                             the files do not depend on it\n"
+	"  --threads=<n>              from 2 on, the trace is decoded and simulated on\n"
+	"                             a thread of its own [the CPUs it may use]; the\n"
+	"                             files do not depend on it\n"
 	"  --build-id-dir=<dir>, --archive=<file>   where modules are found (as for\n"
 	"                             cgtrace simulate)\n"
 	"\n"
@@ -102,6 +103,7 @@ static int add_pattern(struct patterns *p, const char *s)
 /* Where the dumps go. */
 struct dumps {
 	const struct cgt_trace_header *h;
+	const struct cgt_decoder *d;
 	struct cgt_symbolizer *sy;
 	struct cgt_callgrind_writer *writer;
 	struct cgt_callgrind_out_options wo;
@@ -150,6 +152,10 @@ static int on_dump(void *arg, const struct cgt_cg_profile *p, struct cgt_error *
 	struct dumps *ds = arg;
 	char *text = NULL;
 	size_t len = 0;
+	/* positions are looked up in the module map as it is now */
+	const struct cgt_mapping *maps;
+	size_t n_maps = cgt_decoder_mappings(ds->d, &maps);
+	cgt_symbolizer_use_mappings(ds->sy, maps, n_maps);
 	FILE *f = open_memstream(&text, &len);
 	if (f == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
@@ -244,6 +250,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 	struct cgt_decoder *d = NULL;
 
 	cgt_callgraph_defaults(&o);
+	o.threads = (unsigned)usable_cpus();
 	optind = 1;
 	int option_index = 0;
 	struct cgt_cache_config given[CGT_N_LEVELS] = { { 0, 0, 0 } };
@@ -307,7 +314,8 @@ int cmd_simulate_callgrind(int argc, char **argv)
 				status = usage_error(usage_callgrind, "bad --threads '%s' (expected 1 to 64)", optarg);
 				goto out;
 			}
-			break;	/* the replay runs in stream order */
+			o.threads = (unsigned)number;
+			break;
 		case OPT_BUILD_ID_DIR:
 			build_id_dir = optarg;
 			break;
@@ -358,6 +366,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 		goto out;
 	}
 	ds.h = cgt_decoder_header(d);
+	ds.d = d;
 	const char *why;
 	base = cgt_expand_output_name(out_tmpl ? out_tmpl : "callgrind.out.%p", (long)ds.h->pid, &why);
 	if (base == NULL) {

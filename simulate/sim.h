@@ -364,9 +364,15 @@ struct cgt_callgraph_options {
 	int collect_jumps;	/* 0 */
 	int collect_atstart;	/* 1 */
 	int instr_atstart;	/* 1 */
+	/* 1: everything on the caller's thread; more: the trace decoded and
+	   its caches and branches simulated on a thread of their own, a
+	   little ahead of the call graph (the profile is the same) */
+	unsigned threads;	/* 1 */
 	/* Function name patterns (* and ? wildcards), each list NULL-ended or NULL. */
 	const char *const *toggle_collect, *const *dump_before, *const *dump_after,
 		*const *zero_before, *const *fn_skip;
+	/* Asked from the decoding thread; never while a dump is being
+	   written. */
 	struct cgt_code_lookup code;
 	/* Each dump, in order: the profile is valid during the call only.
 	   Returns 0, or a negative status with e set (the run stops). */
