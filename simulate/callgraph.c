@@ -173,6 +173,7 @@ struct call_entry {
 struct thread {
 	uint32_t tid;
 	struct vec states;	/* struct exec_state; the last is current */
+	struct exec_state *current;	/* that last one: looked at by every execution */
 	struct vec calls;	/* struct call_entry: [sp] is the next frame's */
 	uint32_t sp;
 	struct vec fns;		/* uint32_t function stack: [0] = 0, 0 marks a handler */
@@ -226,7 +227,7 @@ struct replay {
 
 static struct exec_state *state(struct thread *t)
 {
-	return &AT(t->states, struct exec_state, t->states.n - 1);
+	return t->current;
 }
 
 static struct call_entry *entry(struct thread *t, uint32_t i)
@@ -861,6 +862,7 @@ static struct thread *get_thread(struct replay *r, uint32_t tid)
 		r->threads[tid] = t;
 		if (vec_push(&t->states) < 0 || vec_push(&t->fns) < 0 || ensure_calls(r, t, 1) < 0)
 			return NULL;
+		t->current = &AT(t->states, struct exec_state, 0);
 		init_exec_state(r, state(t));
 		entry(t, 0)->cxt = NONE;
 	}
@@ -870,11 +872,12 @@ static struct thread *get_thread(struct replay *r, uint32_t tid)
 static void pre_signal(struct replay *r, struct thread *t, uint32_t signo)
 {
 	uint32_t bottom = t->sp;
-	if (vec_push(&t->states) < 0) {
+	long k = vec_push(&t->states);
+	if (k < 0) {
 		r->failed = 1;
 		return;
 	}
-	struct exec_state *s = state(t);
+	struct exec_state *s = t->current = &AT(t->states, struct exec_state, k);
 	init_exec_state(r, s);
 	s->sig = signo;
 	s->call_stack_bottom = bottom;
@@ -907,6 +910,7 @@ static void post_signal(struct replay *r, struct thread *t, struct cgt_error *e)
 	for (unsigned k = 0; k < r->n_ev; k++)
 		t->sighandler_cost[k] += s->cost[k];
 	t->states.n--;
+	t->current = &AT(t->states, struct exec_state, t->states.n - 1);
 }
 
 /* Frames, handlers and context gone, as at an instrumentation switch and
@@ -1337,11 +1341,11 @@ static void charge_data(struct replay *r, struct exec_state *s, const struct bb 
  * mispredictions and guarded accesses, which the producer simulated, are
  * charged to their instructions here.
  */
-static void charge_exec(struct replay *r, struct thread *t, uint32_t c, const struct cgt_block *blk,
-			uint32_t exit, const uint32_t *charges, uint32_t n_charges)
+static void charge_exec(struct replay *r, struct thread *t, uint32_t c, const struct bb *bb,
+			uint32_t passed, const struct cgt_block *blk, uint32_t exit, const uint32_t *charges,
+			uint32_t n_charges)
 {
 	struct exec_state *s = state(t);
-	const struct bb *bb = &BB(r, BBCC(r, c).bb);
 	int skipped = s->nonskipped != NONE;
 	int collect = s->collect && (skipped || BBCC(r, c).cost != 0);
 	if (!collect)
@@ -1352,7 +1356,7 @@ static void charge_exec(struct replay *r, struct thread *t, uint32_t c, const st
 	if (skipped)
 		add_prefix_events(r, &blk->prefix_counts[exit], skip_cost);
 	else
-		(*U64(r, BBCC(r, c).charged + passed_of(bb, exit)))++;
+		(*U64(r, BBCC(r, c).charged + passed))++;
 	for (uint32_t k = 0; k < n_charges; k++) {
 		const struct cgt_op *op = &blk->ops[CHARGE_OP(charges[k])];
 		unsigned level = CHARGE_LEVEL(charges[k]);
@@ -1860,12 +1864,15 @@ enum handed_kind {
 	HANDED_EPOCH,	/* the module map's epoch is now index */
 };
 
+/* 32 bytes: the producer writes one per execution, the replay reads it. */
 struct handed {
 	const struct cgt_block *block;
-	uint64_t sp;		/* at the block's entry */
+	union {
+		uint64_t sp;	/* at the block's entry */
+		uint64_t index;
+	};
 	uint32_t exit, tid;
 	uint32_t n_charges;	/* its events, next in the chunk's charges */
-	uint32_t index;
 	uint8_t kind;		/* enum handed_kind */
 };
 
@@ -2438,7 +2445,7 @@ static int replay_chunk(struct replay *r, const struct chunk *ch, const struct p
 	for (size_t i = 0; i < ch->items.n; i++) {
 		const struct handed *h = &AT(ch->items, struct handed, i);
 		if (h->kind == HANDED_EPOCH) {
-			r->map_epoch = h->index;
+			r->map_epoch = (uint32_t)h->index;
 			continue;
 		}
 		if (h->kind == HANDED_MARK) {
@@ -2467,9 +2474,11 @@ static int replay_chunk(struct replay *r, const struct chunk *ch, const struct p
 		if (bb == NONE)
 			return cgt_fail(e, cgt_err_nomem, "out of memory");
 		setup_bbcc(r, t, bb, h->sp, e);
+		uint32_t passed = passed_of(&BB(r, bb), h->exit);
 		if (r->charged && !r->failed)
-			charge_exec(r, t, state(t)->bbcc, blk, h->exit, exec_charges, h->n_charges);
-		state(t)->passed = passed_of(&BB(r, bb), h->exit);
+			charge_exec(r, t, state(t)->bbcc, &BB(r, bb), passed, blk, h->exit, exec_charges,
+				    h->n_charges);
+		state(t)->passed = passed;
 		if (r->failed)
 			return r->failed == FAIL_DUMP ? -e->status
 			       : r->failed == FAIL_STATE
