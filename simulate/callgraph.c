@@ -25,6 +25,7 @@
 #include "block_program.h"
 #include "branch_model.h"
 #include "cache_model.h"
+#include "ll_model.h"
 #include "sim.h"
 
 #define NONE UINT32_MAX
@@ -1924,7 +1925,7 @@ static void chunk_free(struct chunk *ch)
 	free(ch->blocks.v);
 }
 
-enum { CACHE_I1, CACHE_D1, CACHE_LL };
+enum { CACHE_I1, CACHE_D1 };
 
 /* An L1 reference that goes on to LL, or a guarded access to charge. */
 struct l1_ref {
@@ -1932,6 +1933,13 @@ struct l1_ref {
 	uint32_t op;
 	uint8_t size;
 	uint8_t missed;		/* L1 missed: LL is looked up */
+};
+
+/* What the producer keeps of a trace block, from its first execution
+   handed over. */
+struct producer_block {
+	struct block_program *program;	/* with cache or branch simulation */
+	uint8_t handed;		/* its code handed over */
 };
 
 struct producer {
@@ -1942,11 +1950,11 @@ struct producer {
 	int in_batch;
 	int instrumenting;
 	uint32_t map_epoch;	/* the last handed over */
-	struct cache_model cache[3];	/* I1, D1, LL */
+	struct cache_model cache[2];	/* I1, D1 */
+	struct ll_model LL;
 	struct branch_model *predictor;
 	uint32_t min_line;
-	struct vec programs;	/* struct block_program *, by trace block id */
-	struct vec handed_code;	/* uint8_t by trace block id: its code handed over */
+	struct vec blocks;	/* struct producer_block, by trace block id */
 	struct l1_ref *misses;	/* room for a program's max_refs */
 	uint32_t n_misses;
 	struct cgt_error e;
@@ -2013,38 +2021,33 @@ static void pipeline_resume(struct pipeline *pl)
 	pthread_mutex_unlock(&pl->lock);
 }
 
-/* The block program of a trace block, compiled on its first execution.
-   Its branches' inversions are Callgrind's: only the block's last branch,
-   when VEX inverted it, where Cachegrind's are those whose target is the
-   next instruction. */
-static struct block_program *program_of(struct producer *p, const struct cgt_block *blk)
+/* The block program of a trace block.  Its branches' inversions are
+   Callgrind's: only the block's last branch, when VEX inverted it, where
+   Cachegrind's are those whose target is the next instruction. */
+static struct block_program *compile(struct producer *p, const struct cgt_block *blk)
 {
-	while (p->programs.n <= blk->id)
-		if (vec_push(&p->programs) < 0)
-			return NULL;
-	struct block_program **bp = &AT(p->programs, struct block_program *, blk->id);
-	if (*bp != NULL)
-		return *bp;
 	if (blk->n_ops > UINT32_MAX >> 2)
 		return NULL;	/* no room for its ops in a charge */
 	const struct cache_model *I1 = &p->cache[CACHE_I1];
 	struct block_program_options o = { p->o->cache_sim, p->o->branch_sim, I1->line_bits,
 					   I1->way_bits, I1->sets_mask, p->min_line };
-	*bp = block_program_compile(blk, &o);
-	if (*bp == NULL)
+	struct block_program *bp = block_program_compile(blk, &o);
+	if (bp == NULL)
 		return NULL;
 	const uint32_t last_exit_op = blk->n_exits ? blk->exit_ops[blk->n_exits - 1] : UINT32_MAX;
 	const int inverted = last_branch_inverted(blk);
-	for (uint32_t k = 0; k < (*bp)->prefixes[0].n_conds; k++)
-		(*bp)->conds[k].inverted = inverted && (*bp)->conds[k].op == last_exit_op;
-	if ((*bp)->max_refs > p->n_misses) {
-		struct l1_ref *m = realloc(p->misses, (*bp)->max_refs * sizeof(*m));
-		if (m == NULL)
+	for (uint32_t k = 0; k < bp->prefixes[0].n_conds; k++)
+		bp->conds[k].inverted = inverted && bp->conds[k].op == last_exit_op;
+	if (bp->max_refs > p->n_misses) {
+		struct l1_ref *m = realloc(p->misses, bp->max_refs * sizeof(*m));
+		if (m == NULL) {
+			free(bp);
 			return NULL;
+		}
 		p->misses = m;
-		p->n_misses = (*bp)->max_refs;
+		p->n_misses = bp->max_refs;
 	}
-	return *bp;
+	return bp;
 }
 
 /*
@@ -2094,7 +2097,7 @@ static int simulate_exec(struct producer *p, const struct cgt_exec *x, struct bl
 		while (i < n_fetch || j < n) {
 			const struct l1_ref *ref = j == n || (i < n_fetch && m[i].op < m[j].op) ? &m[i++] : &m[j++];
 			unsigned level = !ref->missed ? 0
-					 : 1 + (unsigned)cache_ref_is_miss(&p->cache[CACHE_LL], ref->addr, ref->size);
+					 : 1 + (unsigned)ll_ref_is_miss(&p->LL, ref->addr, ref->size);
 			out[n_out++] = ref->op << 2 | level;
 		}
 	}
@@ -2140,6 +2143,31 @@ static int producer_fail(struct producer *p)
 	return cgt_fail(&p->e, cgt_err_nomem, "out of memory");
 }
 
+/* The caches of the configuration, cold; min_line, their smallest line. */
+static int caches_init(struct producer *p)
+{
+	static const int level[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
+	p->min_line = UINT32_MAX;
+	for (int k = 0; k < 3; k++) {
+		const struct cgt_cache_config *cc = &p->o->caches.level[level[k]];
+		if ((uint32_t)cc->line < p->min_line)
+			p->min_line = (uint32_t)cc->line;
+		if ((k < 2 ? cache_model_init(&p->cache[k], (uint32_t)cc->size, (uint32_t)cc->assoc,
+					      (uint32_t)cc->line)
+			   : ll_model_init(&p->LL, (uint32_t)cc->size, (uint32_t)cc->assoc,
+					   (uint32_t)cc->line)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void caches_free(struct producer *p)
+{
+	for (int k = 0; k < 2; k++)
+		cache_model_free(&p->cache[k]);
+	ll_model_free(&p->LL);
+}
+
 /* A mark handed over; CALLGRIND_START/STOP_INSTRUMENTATION seen to here
    too: Callgrind starts the caches cold again (not the predictors). */
 static int hand_mark(struct producer *p, struct chunk *ch, const struct cgt_mark *m)
@@ -2155,32 +2183,37 @@ static int hand_mark(struct producer *p, struct chunk *ch, const struct cgt_mark
 	if (m->kind == CGT_MARK_REQUEST &&
 	    (m->code == REQ_START_INSTRUMENTATION || m->code == REQ_STOP_INSTRUMENTATION)) {
 		int on = m->code == REQ_START_INSTRUMENTATION;
-		if (p->instrumenting != on && p->o->cache_sim)
-			for (int c = 0; c < 3; c++)
-				memset(p->cache[c].tags, 0, cache_model_slots(&p->cache[c]) * sizeof(uint64_t));
+		if (p->instrumenting != on && p->o->cache_sim) {
+			caches_free(p);
+			if (caches_init(p) < 0)
+				return producer_fail(p);
+		}
 		p->instrumenting = on;
 	}
 	return 0;
 }
 
-/* The block's code, asked at its first execution handed over. */
-static int hand_code(struct producer *p, struct chunk *ch, const struct cgt_block *blk)
+/* A block's first execution handed over: its code, asked then (as
+   Callgrind asks at its first translation), and its program. */
+static struct producer_block *first_handed(struct producer *p, struct chunk *ch,
+					   const struct cgt_block *blk)
 {
-	while (p->handed_code.n <= blk->id)
-		if (vec_push(&p->handed_code) < 0)
-			return producer_fail(p);
-	if (AT(p->handed_code, uint8_t, blk->id))
-		return 0;
+	while (p->blocks.n <= blk->id)
+		if (vec_push(&p->blocks) < 0)
+			return NULL;
 	long k = vec_push(&ch->blocks);
 	if (k < 0)
-		return producer_fail(p);
+		return NULL;
+	struct producer_block *pb = &AT(p->blocks, struct producer_block, blk->id);
+	if ((p->o->cache_sim || p->o->branch_sim) && (pb->program = compile(p, blk)) == NULL)
+		return NULL;
 	struct handed_block *hb = &AT(ch->blocks, struct handed_block, k);
 	hb->id = blk->id;
 	producer_enter(p->pipe);
 	p->o->code.find(p->o->code.arg, blk->insns[0].addr, blk->map_epoch, &hb->code);
 	producer_leave(p->pipe);
-	AT(p->handed_code, uint8_t, blk->id) = 1;
-	return 0;
+	pb->handed = 1;
+	return pb;
 }
 
 /* Reads the batch's executions into ch until either ends: 1 the batch
@@ -2213,17 +2246,18 @@ static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
 		}
 		if (!p->instrumenting)
 			continue;
-		if ((err = hand_code(p, ch, x.block)) < 0) {
-			rc = err;
+		struct producer_block *pb = x.block_id < p->blocks.n
+						    ? &AT(p->blocks, struct producer_block, x.block_id)
+						    : NULL;
+		if (__builtin_expect(pb == NULL || !pb->handed, 0) &&
+		    (pb = first_handed(p, ch, x.block)) == NULL) {
+			rc = producer_fail(p);
 			break;
 		}
 		size_t first_charge = ch->charges.n;
-		if (p->o->cache_sim || p->o->branch_sim) {
-			struct block_program *bp = program_of(p, x.block);
-			if (bp == NULL || simulate_exec(p, &x, bp, &ch->charges) < 0) {
-				rc = producer_fail(p);
-				break;
-			}
+		if (pb->program != NULL && simulate_exec(p, &x, pb->program, &ch->charges) < 0) {
+			rc = producer_fail(p);
+			break;
 		}
 		struct handed *h = hand(ch, HANDED_EXEC, 0);
 		if (h == NULL) {
@@ -2298,19 +2332,10 @@ static int producer_open(struct producer *p, const struct cgt_callgraph_options 
 	p->d = d;
 	p->instrumenting = o->instr_atstart;
 	p->map_epoch = 0;
-	p->programs.size = sizeof(struct block_program *);
-	p->handed_code.size = 1;
+	p->blocks.size = sizeof(struct producer_block);
 	if (o->cache_sim) {
-		static const int level[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
-		p->min_line = UINT32_MAX;
-		for (int k = 0; k < 3; k++) {
-			const struct cgt_cache_config *cc = &o->caches.level[level[k]];
-			if (cache_model_init(&p->cache[k], (uint32_t)cc->size, (uint32_t)cc->assoc,
-					     (uint32_t)cc->line) < 0)
-				return cgt_fail(e, cgt_err_nomem, "out of memory");
-			if ((uint32_t)cc->line < p->min_line)
-				p->min_line = (uint32_t)cc->line;
-		}
+		if (caches_init(p) < 0)
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
 	if (o->branch_sim) {
 		p->predictor = malloc(sizeof(*p->predictor));
@@ -2323,13 +2348,11 @@ static int producer_open(struct producer *p, const struct cgt_callgraph_options 
 
 static void producer_close(struct producer *p)
 {
-	for (int k = 0; k < 3; k++)
-		cache_model_free(&p->cache[k]);
+	caches_free(p);
 	free(p->predictor);
-	for (size_t i = 0; i < p->programs.n; i++)
-		free(AT(p->programs, struct block_program *, i));
-	free(p->programs.v);
-	free(p->handed_code.v);
+	for (size_t i = 0; i < p->blocks.n; i++)
+		free(AT(p->blocks, struct producer_block, i).program);
+	free(p->blocks.v);
 	free(p->misses);
 }
 
