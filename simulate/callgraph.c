@@ -1166,15 +1166,18 @@ static void setup_bbcc(struct replay *r, struct thread *t, uint32_t bb, uint64_t
 			*active(r, t, top_fn) = 1;
 		}
 		uint32_t idx = level - 1;
-		uint32_t slot = BBCC(r, c).rec_array + idx;
-		if (*U32(r, slot) == NONE) {
-			uint32_t clone = new_bbcc(r, bb, s->cxt, idx);
-			if (clone == NONE)
-				return;
-			BBCC(r, clone).rec_array = BBCC(r, c).rec_array;
-			*U32(r, slot) = clone;
+		/* c, a rec 0 BBCC, is its rec array's first */
+		if (idx > 0) {
+			uint32_t slot = BBCC(r, c).rec_array + idx;
+			if (*U32(r, slot) == NONE) {
+				uint32_t clone = new_bbcc(r, bb, s->cxt, idx);
+				if (clone == NONE)
+					return;
+				BBCC(r, clone).rec_array = BBCC(r, c).rec_array;
+				*U32(r, slot) = clone;
+			}
+			c = *U32(r, slot);
 		}
-		c = *U32(r, slot);
 	}
 
 	if (delayed_push) {
