@@ -1,6 +1,11 @@
 /*
  * Callgrind's call graph, replayed from a trace in stream order.
  *
+ * Two parts, on two threads when there are (the producer section below
+ * says who owns what): a producer decodes the trace and simulates its
+ * caches and branches, and hands chunks of executions with their misses
+ * and mispredictions to the replay, which applies Callgrind's rules.
+ *
  * This follows Valgrind 3.19's callgrind/ (bbcc.c setup_bbcc,
  * callstack.c, context.c, threads.c, dump.c, jumps.c), whose rules
  * ../shared/docs/callgrind-callgraph.md states: each executed block is a
@@ -1873,7 +1878,7 @@ struct handed {
 	const struct cgt_block *block;
 	union {
 		uint64_t sp;	/* at the block's entry */
-		uint64_t index;
+		uint64_t index;	/* HANDED_MARK's in marks; HANDED_EPOCH's epoch */
 	};
 	uint32_t exit, tid;
 	uint32_t n_charges;	/* its events, next in the chunk's charges */

@@ -280,9 +280,11 @@ int cgt_sweep_expand(const struct cgt_cache_list lists[CGT_N_LEVELS],
  * dump.c; ../shared/docs/callgrind-callgraph.md): calls and returns from
  * the blocks' jump kinds and the stack pointer, contexts (the function
  * entered by the last call pays), recursion levels, PLT skipping, threads,
- * signal handlers, client requests.  It runs in stream order on one
- * thread.  Each dump -- a client request's, a function's, the end's --
- * hands a profile to the caller.
+ * signal handlers, client requests.  It runs in stream order: the trace
+ * decoded and its caches and branches simulated a little ahead, on a
+ * thread of their own with options.threads of 2 or more, the call graph
+ * on the caller's.  Each dump -- a client request's, a function's, the
+ * end's -- hands a profile to the caller.
  */
 
 enum cgt_cg_arc_kind { CGT_CG_CALL, CGT_CG_JUMP, CGT_CG_COND_JUMP };
