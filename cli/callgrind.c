@@ -103,7 +103,6 @@ static int add_pattern(struct patterns *p, const char *s)
 /* Where the dumps go. */
 struct dumps {
 	const struct cgt_trace_header *h;
-	const struct cgt_decoder *d;
 	struct cgt_symbolizer *sy;
 	struct cgt_callgrind_writer *writer;
 	struct cgt_callgrind_out_options wo;
@@ -152,10 +151,8 @@ static int on_dump(void *arg, const struct cgt_cg_profile *p, struct cgt_error *
 	struct dumps *ds = arg;
 	char *text = NULL;
 	size_t len = 0;
-	/* positions are looked up in the module map as it is now */
-	const struct cgt_mapping *maps;
-	size_t n_maps = cgt_decoder_mappings(ds->d, &maps);
-	cgt_symbolizer_use_mappings(ds->sy, maps, n_maps);
+	/* positions are looked up in the module map of the dump */
+	cgt_symbolizer_use_mappings(ds->sy, p->mappings, p->n_mappings);
 	FILE *f = open_memstream(&text, &len);
 	if (f == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
@@ -190,19 +187,13 @@ static int on_dump(void *arg, const struct cgt_cg_profile *p, struct cgt_error *
 	return rc;
 }
 
-struct code_lookup {
-	struct cgt_symbolizer *sy;
-	const struct cgt_decoder *d;
-};
-
-/* The module map grows as the trace is read: looked at anew each time. */
-static void find_code(void *arg, uint64_t addr, uint32_t map_epoch, struct cgt_code_info *ci)
+/* The module map grows as the trace is read: the replay's, each time. */
+static void find_code(void *arg, const struct cgt_mapping *maps, size_t n_maps, uint64_t addr,
+		      uint32_t map_epoch, struct cgt_code_info *ci)
 {
-	struct code_lookup *l = arg;
-	const struct cgt_mapping *maps;
-	size_t n = cgt_decoder_mappings(l->d, &maps);
-	cgt_symbolizer_use_mappings(l->sy, maps, n);
-	cgt_symbolize_code(l->sy, addr, map_epoch, ci);
+	struct cgt_symbolizer *sy = arg;
+	cgt_symbolizer_use_mappings(sy, maps, n_maps);
+	cgt_symbolize_code(sy, addr, map_epoch, ci);
 }
 
 int cmd_simulate_callgrind(int argc, char **argv)
@@ -366,7 +357,6 @@ int cmd_simulate_callgrind(int argc, char **argv)
 		goto out;
 	}
 	ds.h = cgt_decoder_header(d);
-	ds.d = d;
 	const char *why;
 	base = cgt_expand_output_name(out_tmpl ? out_tmpl : "callgrind.out.%p", (long)ds.h->pid, &why);
 	if (base == NULL) {
@@ -422,8 +412,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 		report_error(&e);
 		goto out;
 	}
-	struct code_lookup lookup = { ds.sy, d };
-	o.code = (struct cgt_code_lookup){ find_code, &lookup };
+	o.code = (struct cgt_code_lookup){ find_code, ds.sy };
 	o.dump = on_dump;
 	o.dump_arg = &ds;
 	signal(SIGPIPE, SIG_IGN);

@@ -4,7 +4,8 @@
  * Two parts, on two threads when there are (the producer section below
  * says who owns what): a producer decodes the trace and simulates its
  * caches and branches, and hands chunks of executions with their misses
- * and mispredictions to the replay, which applies Callgrind's rules.
+ * and mispredictions, and the module map, to the replay, which applies
+ * Callgrind's rules.
  *
  * This follows Valgrind 3.19's callgrind/ (bbcc.c setup_bbcc,
  * callstack.c, context.c, threads.c, dump.c, jumps.c), whose rules
@@ -197,8 +198,7 @@ struct replay {
 	/* the events' columns (-1: not counted) */
 	int ev_dr, ev_dw, ev_i1mr, ev_d1mr, ev_d1mw, ev_ilmr, ev_dlmr, ev_dlmw, ev_bc, ev_bcm, ev_bi, ev_bim;
 	int charged;		/* events are charged as they happen (cache or branch simulation) */
-	struct pipeline *pipe;	/* NULL: the producer runs on this thread, in turn */
-	struct vec block_code;	/* struct cgt_code_info by trace block id, as handed over */
+	struct vec mappings;	/* struct cgt_mapping: the module map, as handed over */
 	uint32_t map_epoch;	/* the module map's, at the point of the stream replayed */
 	struct vec objs, files, fn_names;	/* struct name_node */
 	struct vec fns;		/* struct fn_node, by function number */
@@ -367,9 +367,8 @@ static uint32_t make_bb(struct replay *r, const struct cgt_block *blk)
 		return known - 1;
 
 	uint64_t addr = blk->insns[0].addr;
-	if (blk->id >= r->block_code.n)
-		return NONE;	/* the producer hands a block's code over before its first execution */
-	const struct cgt_code_info ci = AT(r->block_code, struct cgt_code_info, blk->id);
+	struct cgt_code_info ci = { 0 };
+	r->o->code.find(r->o->code.arg, r->mappings.v, r->mappings.n, addr, blk->map_epoch, &ci);
 	uint32_t obj = name_node(r, &r->objs, 1, 0, ci.obj ? ci.obj : unknown);
 	if (obj == 0)
 		return NONE;
@@ -702,8 +701,6 @@ static int add_diff(uint64_t *to, uint64_t *before, const uint64_t *now, unsigne
 
 static int dump_profile(struct replay *r, const char *trigger, struct cgt_error *e);
 static void zero_all_cost(struct replay *r, struct thread *t);
-static void pipeline_pause(struct pipeline *pl);
-static void pipeline_resume(struct pipeline *pl);
 
 /* ---- The call stack (callstack.c) ---------------------------------------------- */
 
@@ -1728,10 +1725,9 @@ static int dump_profile(struct replay *r, const char *trigger, struct cgt_error 
 	p.blocks_from = r->bbs_done;
 	p.blocks_to = r->bb_executions;
 	p.map_epoch = r->map_epoch;
-	/* the caller looks positions up in the decoder's module map */
-	pipeline_pause(r->pipe);
+	p.mappings = r->mappings.v;
+	p.n_mappings = r->mappings.n;
 	rc = r->o->dump(r->o->dump_arg, &p, e);
-	pipeline_resume(r->pipe);
 
 	struct thread *t1 = main_thread(r);
 	if (t1 == NULL)
@@ -1890,13 +1886,6 @@ struct handed_mark {
 	size_t text_at;
 };
 
-/* What Callgrind asks of a block's code, asked by the producer (the
-   decoder's module map is its) at the block's first execution handed. */
-struct handed_block {
-	uint32_t id;
-	struct cgt_code_info code;
-};
-
 /* A chunk: owned by the producer while it fills it, then by the replay.
    On cache lines of its own, as the producer is: the two threads write
    next to each other otherwise, and each write would take the line from
@@ -1906,7 +1895,12 @@ struct chunk {
 	struct vec charges;	/* uint32_t: CHARGE_OP << 2 | CHARGE_LEVEL */
 	struct vec marks;	/* struct handed_mark */
 	struct vec texts;	/* char */
-	struct vec blocks;	/* struct handed_block, before any execution of theirs */
+	/* struct cgt_mapping: the decoder's module map when the chunk was
+	   filled, if it changed since the chunk before (has_mappings).  It
+	   answers for any earlier epoch too: mappings are only added or
+	   ended, each at an epoch of its own. */
+	struct vec mappings;
+	int has_mappings;
 	int status;		/* 1: more chunks follow; 0: the trace's end; negative: the
 				   producer's error */
 };
@@ -1921,7 +1915,7 @@ static void chunk_init(struct chunk *ch)
 	ch->charges.size = sizeof(uint32_t);
 	ch->marks.size = sizeof(struct handed_mark);
 	ch->texts.size = 1;
-	ch->blocks.size = sizeof(struct handed_block);
+	ch->mappings.size = sizeof(struct cgt_mapping);
 }
 
 static void chunk_free(struct chunk *ch)
@@ -1930,7 +1924,7 @@ static void chunk_free(struct chunk *ch)
 	free(ch->charges.v);
 	free(ch->marks.v);
 	free(ch->texts.v);
-	free(ch->blocks.v);
+	free(ch->mappings.v);
 }
 
 enum { CACHE_I1, CACHE_D1 };
@@ -1947,17 +1941,17 @@ struct l1_ref {
    handed over. */
 struct producer_block {
 	struct block_program *program;	/* with cache or branch simulation */
-	uint8_t handed;		/* its code handed over */
+	uint8_t seen;
 };
 
 struct producer {
 	_Alignas(64) const struct cgt_callgraph_options *o;
 	struct cgt_decoder *d;
-	struct pipeline *pipe;	/* NULL: on the replay's thread */
 	struct cgt_batch batch;	/* the batch being read, when in_batch */
 	int in_batch;
 	int instrumenting;
 	uint32_t map_epoch;	/* the last handed over */
+	uint32_t mappings_epoch;	/* that of the module map last handed over */
 	struct cache_model cache[2];	/* I1, D1 */
 	struct ll_model LL;
 	struct branch_model *predictor;
@@ -1969,9 +1963,9 @@ struct producer {
 };
 
 /* Two threads, producer and replay, and the chunks between them.  The
-   producer owns the decoder, and the symbolizer behind the options' code
-   lookup, except while the replay dumps (its caller looks positions up
-   then): the producer keeps out of both while paused. */
+   producer owns the decoder, the replay the call graph and whatever is
+   behind the options' code lookup and dump (the symbolizer, the output),
+   and a chunk belongs to one of them at a time. */
 #define N_CHUNKS 4
 
 struct pipeline {
@@ -1980,54 +1974,9 @@ struct pipeline {
 	/* under lock: */
 	uint64_t filled, replayed;	/* chunk k is chunks[k % N_CHUNKS] */
 	int stop;		/* the replay ended: the producer ends too */
-	int paused;		/* the replay dumps */
-	int busy;		/* the producer is in the decoder or the symbolizer */
 	struct chunk chunks[N_CHUNKS];
 	struct producer *producer;
 };
-
-/* The producer enters and leaves what it shares with a dump. */
-static void producer_enter(struct pipeline *pl)
-{
-	if (pl == NULL)
-		return;
-	pthread_mutex_lock(&pl->lock);
-	while (pl->paused)
-		pthread_cond_wait(&pl->changed, &pl->lock);
-	pl->busy = 1;
-	pthread_mutex_unlock(&pl->lock);
-}
-
-static void producer_leave(struct pipeline *pl)
-{
-	if (pl == NULL)
-		return;
-	pthread_mutex_lock(&pl->lock);
-	pl->busy = 0;
-	pthread_cond_broadcast(&pl->changed);
-	pthread_mutex_unlock(&pl->lock);
-}
-
-static void pipeline_pause(struct pipeline *pl)
-{
-	if (pl == NULL)
-		return;
-	pthread_mutex_lock(&pl->lock);
-	pl->paused = 1;
-	while (pl->busy)
-		pthread_cond_wait(&pl->changed, &pl->lock);
-	pthread_mutex_unlock(&pl->lock);
-}
-
-static void pipeline_resume(struct pipeline *pl)
-{
-	if (pl == NULL)
-		return;
-	pthread_mutex_lock(&pl->lock);
-	pl->paused = 0;
-	pthread_cond_broadcast(&pl->changed);
-	pthread_mutex_unlock(&pl->lock);
-}
 
 /* The block program of a trace block.  Its branches' inversions are
    Callgrind's: only the block's last branch, when VEX inverted it, where
@@ -2201,26 +2150,16 @@ static int hand_mark(struct producer *p, struct chunk *ch, const struct cgt_mark
 	return 0;
 }
 
-/* A block's first execution handed over: its code, asked then (as
-   Callgrind asks at its first translation), and its program. */
-static struct producer_block *first_handed(struct producer *p, struct chunk *ch,
-					   const struct cgt_block *blk)
+/* A block's first execution handed over: its program compiled. */
+static struct producer_block *first_handed(struct producer *p, const struct cgt_block *blk)
 {
 	while (p->blocks.n <= blk->id)
 		if (vec_push(&p->blocks) < 0)
 			return NULL;
-	long k = vec_push(&ch->blocks);
-	if (k < 0)
-		return NULL;
 	struct producer_block *pb = &AT(p->blocks, struct producer_block, blk->id);
 	if ((p->o->cache_sim || p->o->branch_sim) && (pb->program = compile(p, blk)) == NULL)
 		return NULL;
-	struct handed_block *hb = &AT(ch->blocks, struct handed_block, k);
-	hb->id = blk->id;
-	producer_enter(p->pipe);
-	p->o->code.find(p->o->code.arg, blk->insns[0].addr, blk->map_epoch, &hb->code);
-	producer_leave(p->pipe);
-	pb->handed = 1;
+	pb->seen = 1;
 	return pb;
 }
 
@@ -2257,8 +2196,7 @@ static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
 		struct producer_block *pb = x.block_id < p->blocks.n
 						    ? &AT(p->blocks, struct producer_block, x.block_id)
 						    : NULL;
-		if (__builtin_expect(pb == NULL || !pb->handed, 0) &&
-		    (pb = first_handed(p, ch, x.block)) == NULL) {
+		if (__builtin_expect(pb == NULL || !pb->seen, 0) && (pb = first_handed(p, x.block)) == NULL) {
 			rc = producer_fail(p);
 			break;
 		}
@@ -2285,14 +2223,12 @@ static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
 /* Fills ch with what follows in the trace; its status says how it ended. */
 static void produce(struct producer *p, struct chunk *ch)
 {
-	ch->items.n = ch->charges.n = ch->marks.n = ch->texts.n = ch->blocks.n = 0;
+	ch->items.n = ch->charges.n = ch->marks.n = ch->texts.n = ch->mappings.n = 0;
 	int rc = 1;
 	while (ch->items.n < CHUNK_EXECS) {
 		if (!p->in_batch) {
-			producer_enter(p->pipe);
 			rc = cgt_decoder_next(p->d, &p->batch, &p->e);
 			uint32_t epoch = cgt_decoder_map_epoch(p->d);
-			producer_leave(p->pipe);
 			if (rc >= 0 && epoch != p->map_epoch) {
 				if (hand(ch, HANDED_EPOCH, epoch) == NULL)
 					rc = producer_fail(p);
@@ -2312,10 +2248,7 @@ static void produce(struct producer *p, struct chunk *ch)
 		if (rc < 0) {
 			if (!decoding)
 				break;
-			producer_enter(p->pipe);
-			int lost = cgt_decoder_lost(p->d, &p->e);
-			producer_leave(p->pipe);
-			if (!lost)
+			if (!cgt_decoder_lost(p->d, &p->e))
 				break;
 			/* Executions lost with damage: the replay starts each
 			   thread again. */
@@ -2329,6 +2262,20 @@ static void produce(struct producer *p, struct chunk *ch)
 			p->in_batch = 0;
 		rc = 1;
 	}
+	/* the module map as it is now, if it changed */
+	uint32_t epoch = cgt_decoder_map_epoch(p->d);
+	ch->has_mappings = epoch != p->mappings_epoch;
+	if (ch->has_mappings) {
+		const struct cgt_mapping *maps;
+		size_t n = cgt_decoder_mappings(p->d, &maps);
+		if (vec_reserve(&ch->mappings, n) < 0) {
+			rc = producer_fail(p);
+		} else {
+			memcpy(ch->mappings.v, maps, n * sizeof(*maps));
+			ch->mappings.n = n;
+			p->mappings_epoch = epoch;
+		}
+	}
 	ch->status = rc;
 }
 
@@ -2340,6 +2287,7 @@ static int producer_open(struct producer *p, const struct cgt_callgraph_options 
 	p->d = d;
 	p->instrumenting = o->instr_atstart;
 	p->map_epoch = 0;
+	p->mappings_epoch = UINT32_MAX;	/* none handed over yet */
 	p->blocks.size = sizeof(struct producer_block);
 	if (o->cache_sim) {
 		if (caches_init(p) < 0)
@@ -2422,7 +2370,7 @@ static void replay_free(struct replay *r)
 	cgt_map_free(&r->name_index);
 	cgt_map_free(&r->context_index);
 	cgt_map_free(&r->bb_index);
-	free(r->block_code.v);
+	free(r->mappings.v);
 	for (uint32_t i = 0; i < r->n_threads; i++) {
 		struct thread *t = r->threads[i];
 		if (t == NULL)
@@ -2463,12 +2411,12 @@ static int check_trace(struct cgt_decoder *d, struct cgt_error *e)
 static int replay_chunk(struct replay *r, const struct chunk *ch, const struct producer *p,
 			struct cgt_error *e)
 {
-	for (size_t i = 0; i < ch->blocks.n; i++) {
-		const struct handed_block *hb = &AT(ch->blocks, struct handed_block, i);
-		while (r->block_code.n <= hb->id)
-			if (vec_push(&r->block_code) < 0)
-				return cgt_fail(e, cgt_err_nomem, "out of memory");
-		AT(r->block_code, struct cgt_code_info, hb->id) = hb->code;
+	if (ch->has_mappings) {
+		r->mappings.n = 0;
+		if (vec_reserve(&r->mappings, ch->mappings.n) < 0)
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+		memcpy(r->mappings.v, ch->mappings.v, ch->mappings.n * sizeof(struct cgt_mapping));
+		r->mappings.n = ch->mappings.n;
 	}
 	const uint32_t *charges = ch->charges.v;
 	struct thread *t = NULL;
@@ -2537,7 +2485,6 @@ static int replay_pipelined(struct replay *r, struct producer *p, struct cgt_err
 	for (int k = 0; k < N_CHUNKS; k++)
 		chunk_init(&pl->chunks[k]);
 	pl->producer = p;
-	p->pipe = r->pipe = pl;
 	pthread_t thread;
 	int rc = 1;
 	if (pthread_create(&thread, NULL, producer_thread, pl) != 0) {
@@ -2561,7 +2508,6 @@ static int replay_pipelined(struct replay *r, struct producer *p, struct cgt_err
 	pthread_mutex_unlock(&pl->lock);
 	pthread_join(thread, NULL);
 out:
-	p->pipe = r->pipe = NULL;
 	for (int k = 0; k < N_CHUNKS; k++)
 		chunk_free(&pl->chunks[k]);
 	pthread_cond_destroy(&pl->changed);
@@ -2607,7 +2553,7 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 		.block_bb.size = sizeof(uint32_t),
 		.owned.size = sizeof(char *),
 		.obj_bias.size = sizeof(uint64_t),
-		.block_code.size = sizeof(struct cgt_code_info),
+		.mappings.size = sizeof(struct cgt_mapping),
 		.instrumenting = o->instr_atstart,
 	};
 	struct producer p;

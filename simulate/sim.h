@@ -146,8 +146,10 @@ struct cgt_code_info {
 };
 
 struct cgt_code_lookup {
-	/* Fills ci for addr, in the module map of a block defined at map_epoch. */
-	void (*find)(void *arg, uint64_t addr, uint32_t map_epoch, struct cgt_code_info *ci);
+	/* Fills ci for addr, in the module map maps[0 .. n_maps) of a block
+	   defined at map_epoch. */
+	void (*find)(void *arg, const struct cgt_mapping *maps, size_t n_maps, uint64_t addr,
+		     uint32_t map_epoch, struct cgt_code_info *ci);
 	void *arg;
 };
 
@@ -351,8 +353,11 @@ struct cgt_cg_profile {
 	const char *trigger;	/* "Client Request: ...", NULL for the end's */
 	uint64_t blocks_from, blocks_to;	/* "Timerange: Basic block a - b" */
 	/* The module map's epoch at the dump: Callgrind looks positions up
-	   when it dumps, so code unmapped by then has no lines. */
+	   when it dumps, so code unmapped by then has no lines.  The map
+	   itself (it may know later epochs too). */
 	uint32_t map_epoch;
+	const struct cgt_mapping *mappings;
+	size_t n_mappings;
 };
 
 /* Callgrind's options, with its defaults given by cgt_callgraph_defaults. */
@@ -373,8 +378,8 @@ struct cgt_callgraph_options {
 	/* Function name patterns (* and ? wildcards), each list NULL-ended or NULL. */
 	const char *const *toggle_collect, *const *dump_before, *const *dump_after,
 		*const *zero_before, *const *fn_skip;
-	/* Asked from the decoding thread; never while a dump is being
-	   written. */
+	/* Asked, and dump called, on the caller's thread (the decoding
+	   thread, if any, touches neither). */
 	struct cgt_code_lookup code;
 	/* Each dump, in order: the profile is valid during the call only.
 	   Returns 0, or a negative status with e set (the run stops). */
