@@ -55,8 +55,9 @@ const char usage_callgrind[] =
 	"\n"
 	"options (cgtrace's):\n"
 	"  -q, --quiet                nothing on stderr but errors\n"
-	"  --threads=<n>              accepted; the replay runs in stream order, so\n"
-	"                             the files do not depend on it\n"
+	"  --threads=<n>              from 2 on, the trace is decoded and simulated on\n"
+	"                             a thread of its own [the CPUs it may use]; the\n"
+	"                             files do not depend on it\n"
 	"  --build-id-dir=<dir>, --archive=<file>   where modules are found (as for\n"
 	"                             cgtrace simulate)\n"
 	"\n"
@@ -205,6 +206,8 @@ static int on_dump(void *arg, const struct cgt_cg_profile *p, struct cgt_error *
 	struct dumps *ds = arg;
 	char *text = NULL;
 	size_t len = 0;
+	/* positions are looked up in the module map of the dump */
+	cgt_symbolizer_use_mappings(ds->sy, p->mappings, p->n_mappings);
 	FILE *f = open_memstream(&text, &len);
 	if (f == NULL)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
@@ -239,19 +242,13 @@ static int on_dump(void *arg, const struct cgt_cg_profile *p, struct cgt_error *
 	return rc;
 }
 
-struct code_lookup {
-	struct cgt_symbolizer *sy;
-	const struct cgt_decoder *d;
-};
-
-/* The module map grows as the trace is read: looked at anew each time. */
-static void find_code(void *arg, uint64_t addr, uint32_t map_epoch, struct cgt_code_info *ci)
+/* The module map grows as the trace is read: the replay's, each time. */
+static void find_code(void *arg, const struct cgt_mapping *maps, size_t n_maps, uint64_t addr,
+		      uint32_t map_epoch, struct cgt_code_info *ci)
 {
-	struct code_lookup *l = arg;
-	const struct cgt_mapping *maps;
-	size_t n = cgt_decoder_mappings(l->d, &maps);
-	cgt_symbolizer_use_mappings(l->sy, maps, n);
-	cgt_symbolize_code(l->sy, addr, map_epoch, ci);
+	struct cgt_symbolizer *sy = arg;
+	cgt_symbolizer_use_mappings(sy, maps, n_maps);
+	cgt_symbolize_code(sy, addr, map_epoch, ci);
 }
 
 int cmd_simulate_callgrind(int argc, char **argv)
@@ -299,6 +296,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 	struct cgt_decoder *d = NULL;
 
 	cgt_callgraph_defaults(&o);
+	o.threads = (unsigned)usable_cpus();
 	optind = 1;
 	int option_index = 0;
 	struct cgt_cache_config given[CGT_N_LEVELS] = { { 0, 0, 0 } };
@@ -362,7 +360,8 @@ int cmd_simulate_callgrind(int argc, char **argv)
 				status = usage_error(usage_callgrind, "bad --threads '%s' (expected 1 to 64)", optarg);
 				goto out;
 			}
-			break;	/* the replay runs in stream order */
+			o.threads = (unsigned)number;
+			break;
 		case OPT_BUILD_ID_DIR:
 			build_id_dir = optarg;
 			break;
@@ -477,8 +476,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 		report_error(&e);
 		goto out;
 	}
-	struct code_lookup lookup = { ds.sy, d };
-	o.code = (struct cgt_code_lookup){ find_code, &lookup };
+	o.code = (struct cgt_code_lookup){ find_code, ds.sy };
 	o.dump = on_dump;
 	o.dump_arg = &ds;
 	signal(SIGPIPE, SIG_IGN);

@@ -13,6 +13,9 @@ int parse_yes_no(const char *s, int *out);
 /* A whole number within [min, max], with an optional k, M or G suffix
    when scaled: 0, or -1. */
 int parse_number(const char *s, uint64_t min, uint64_t max, int scaled, uint64_t *out);
+/* The default --threads: the CPUs this process may run on (its affinity
+   mask, as taskset or a container's cpuset sets it), at most 64. */
+uint64_t usable_cpus(void);
 /* The one TRACE argument left after the options (0), or a usage error. */
 int one_trace(int argc, char **argv, const char *usage, const char **path);
 /* Prints "cgtrace: <e->msg>"; returns 1. */

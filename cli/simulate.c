@@ -174,9 +174,7 @@ static void *preload_modules(void *arg)
 	return NULL;
 }
 
-/* The default --threads: the CPUs this process may run on (its affinity
-   mask, as taskset or a container's cpuset sets it), at most 64. */
-static uint64_t usable_cpus(void)
+uint64_t usable_cpus(void)
 {
 	cpu_set_t set;
 	long n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)

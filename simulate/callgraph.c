@@ -1,6 +1,12 @@
 /*
  * Callgrind's call graph, replayed from a trace in stream order.
  *
+ * Two parts, on two threads when there are (the producer section below
+ * says who owns what): a producer decodes the trace and simulates its
+ * caches and branches, and hands chunks of executions with their misses
+ * and mispredictions, and the module map, to the replay, which applies
+ * Callgrind's rules.
+ *
  * This follows Valgrind 3.19's callgrind/ (bbcc.c setup_bbcc,
  * callstack.c, context.c, threads.c, dump.c, jumps.c), whose rules
  * ../shared/docs/callgrind-callgraph.md states: each executed block is a
@@ -18,12 +24,14 @@
  * the next block starts (the exit taken says how many ran), and that is
  * all it counts: events "Ir".
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "block_program.h"
 #include "branch_model.h"
 #include "cache_model.h"
+#include "ll_model.h"
 #include "sim.h"
 
 #define NONE UINT32_MAX
@@ -53,20 +61,32 @@ static long vec_push(struct vec *a)
 	return (long)a->n++;
 }
 
+static int vec_grow(struct vec *a, size_t n)
+{
+	size_t cap = a->cap ? a->cap : 256;
+	while (cap < a->n + n)
+		cap *= 2;
+	void *v = realloc(a->v, cap * a->size);
+	if (v == NULL)
+		return -1;
+	a->v = v;
+	a->cap = cap;
+	return 0;
+}
+
+/* Room for n more elements, not counted yet (the hot paths write them
+   whole): 0, or -1 if out of memory. */
+static inline int vec_reserve(struct vec *a, size_t n)
+{
+	return a->n + n <= a->cap ? 0 : vec_grow(a, n);
+}
+
 /* n zeroed u64s (or u32s: the vec's size) at the end: the offset of the
    first, or -1. */
 static long vec_extend(struct vec *a, size_t n)
 {
-	if (a->n + n > a->cap) {
-		size_t cap = a->cap ? a->cap : 256;
-		while (cap < a->n + n)
-			cap *= 2;
-		void *v = realloc(a->v, cap * a->size);
-		if (v == NULL)
-			return -1;
-		a->v = v;
-		a->cap = cap;
-	}
+	if (vec_reserve(a, n) < 0)
+		return -1;
 	memset((char *)a->v + a->n * a->size, 0, n * a->size);
 	size_t at = a->n;
 	a->n += n;
@@ -160,6 +180,7 @@ struct call_entry {
 struct thread {
 	uint32_t tid;
 	struct vec states;	/* struct exec_state; the last is current */
+	struct exec_state *current;	/* that last one: looked at by every execution */
 	struct vec calls;	/* struct call_entry: [sp] is the next frame's */
 	uint32_t sp;
 	struct vec fns;		/* uint32_t function stack: [0] = 0, 0 marks a handler */
@@ -172,18 +193,13 @@ enum failure { FAIL_NOMEM = 1, FAIL_DUMP, FAIL_STATE };
 
 struct replay {
 	const struct cgt_callgraph_options *o;
-	const struct cgt_decoder *d;
 	struct cgt_event_set events;
 	unsigned n_ev;
 	/* the events' columns (-1: not counted) */
 	int ev_dr, ev_dw, ev_i1mr, ev_d1mr, ev_d1mw, ev_ilmr, ev_dlmr, ev_dlmw, ev_bc, ev_bcm, ev_bi, ev_bim;
 	int charged;		/* events are charged as they happen (cache or branch simulation) */
-	struct cache_model cache[3];	/* I1, D1, LL */
-	struct branch_model *predictor;
-	uint32_t min_line;
-	struct vec programs;	/* struct block_program *, by trace block id */
-	struct l1_ref *misses;	/* room for a program's max_refs */
-	uint32_t n_misses;
+	struct vec mappings;	/* struct cgt_mapping: the module map, as handed over */
+	uint32_t map_epoch;	/* the module map's, at the point of the stream replayed */
 	struct vec objs, files, fn_names;	/* struct name_node */
 	struct vec fns;		/* struct fn_node, by function number */
 	struct vec contexts;	/* struct context */
@@ -217,7 +233,7 @@ struct replay {
 
 static struct exec_state *state(struct thread *t)
 {
-	return &AT(t->states, struct exec_state, t->states.n - 1);
+	return t->current;
 }
 
 static struct call_entry *entry(struct thread *t, uint32_t i)
@@ -329,6 +345,18 @@ static int same_code(const struct cgt_block *a, const struct cgt_block *b)
 	return 1;
 }
 
+/* VEX inverts a block's last branch when its side exit goes to the next
+   instruction (main.c CLG_(collectBlockInfo)). */
+static int last_branch_inverted(const struct cgt_block *blk)
+{
+	if (blk->n_exits == 0 || blk->jumps == NULL)
+		return 0;
+	uint32_t instr = blk->ops[blk->exit_ops[blk->n_exits - 1]].insn;
+	const struct cgt_insn *in = &blk->insns[instr];
+	return instr == blk->n_insns - 1 && blk->jumps[blk->n_exits].dst_known &&
+	       blk->jumps[blk->n_exits].dst == in->addr + in->len;
+}
+
 static uint32_t make_bb(struct replay *r, const struct cgt_block *blk)
 {
 	while (r->block_bb.n <= blk->id)
@@ -340,7 +368,7 @@ static uint32_t make_bb(struct replay *r, const struct cgt_block *blk)
 
 	uint64_t addr = blk->insns[0].addr;
 	struct cgt_code_info ci = { 0 };
-	r->o->code.find(r->o->code.arg, addr, blk->map_epoch, &ci);
+	r->o->code.find(r->o->code.arg, r->mappings.v, r->mappings.n, addr, blk->map_epoch, &ci);
 	uint32_t obj = name_node(r, &r->objs, 1, 0, ci.obj ? ci.obj : unknown);
 	if (obj == 0)
 		return NONE;
@@ -397,19 +425,13 @@ static uint32_t make_bb(struct replay *r, const struct cgt_block *blk)
 			    : jk->kind == CGT_JUMP_RETURN ? JK_RETURN
 			    : jk->dst_known && jk->dst == next ? JK_NONE : JK_JUMP;
 	}
-	/* VEX inverts a block's last branch when its side exit goes to the
-	   next instruction (main.c CLG_(collectBlockInfo)): the side exit and
-	   the end trade places. */
-	if (blk->n_exits > 0 && blk->jumps != NULL) {
+	/* the side exit and the end trade places */
+	bb->inverted = (uint8_t)last_branch_inverted(blk);
+	if (bb->inverted) {
 		uint32_t last = blk->n_exits - 1;
-		const struct cgt_insn *in = &blk->insns[j[last].instr];
-		bb->inverted = j[last].instr == blk->n_insns - 1 && blk->jumps[blk->n_exits].dst_known &&
-			       blk->jumps[blk->n_exits].dst == in->addr + in->len;
-		if (bb->inverted) {
-			struct bb_jmp t = j[last];
-			j[last] = j[last + 1];
-			j[last + 1] = t;
-		}
+		struct bb_jmp t = j[last];
+		j[last] = j[last + 1];
+		j[last + 1] = t;
 	}
 
 	/* Its function: named by its first instruction; code without a name
@@ -843,6 +865,7 @@ static struct thread *get_thread(struct replay *r, uint32_t tid)
 		r->threads[tid] = t;
 		if (vec_push(&t->states) < 0 || vec_push(&t->fns) < 0 || ensure_calls(r, t, 1) < 0)
 			return NULL;
+		t->current = &AT(t->states, struct exec_state, 0);
 		init_exec_state(r, state(t));
 		entry(t, 0)->cxt = NONE;
 	}
@@ -852,11 +875,12 @@ static struct thread *get_thread(struct replay *r, uint32_t tid)
 static void pre_signal(struct replay *r, struct thread *t, uint32_t signo)
 {
 	uint32_t bottom = t->sp;
-	if (vec_push(&t->states) < 0) {
+	long k = vec_push(&t->states);
+	if (k < 0) {
 		r->failed = 1;
 		return;
 	}
-	struct exec_state *s = state(t);
+	struct exec_state *s = t->current = &AT(t->states, struct exec_state, k);
 	init_exec_state(r, s);
 	s->sig = signo;
 	s->call_stack_bottom = bottom;
@@ -889,6 +913,7 @@ static void post_signal(struct replay *r, struct thread *t, struct cgt_error *e)
 	for (unsigned k = 0; k < r->n_ev; k++)
 		t->sighandler_cost[k] += s->cost[k];
 	t->states.n--;
+	t->current = &AT(t->states, struct exec_state, t->states.n - 1);
 }
 
 /* Frames, handlers and context gone, as at an instrumentation switch and
@@ -1143,15 +1168,18 @@ static void setup_bbcc(struct replay *r, struct thread *t, uint32_t bb, uint64_t
 			*active(r, t, top_fn) = 1;
 		}
 		uint32_t idx = level - 1;
-		uint32_t slot = BBCC(r, c).rec_array + idx;
-		if (*U32(r, slot) == NONE) {
-			uint32_t clone = new_bbcc(r, bb, s->cxt, idx);
-			if (clone == NONE)
-				return;
-			BBCC(r, clone).rec_array = BBCC(r, c).rec_array;
-			*U32(r, slot) = clone;
+		/* c, a rec 0 BBCC, is its rec array's first */
+		if (idx > 0) {
+			uint32_t slot = BBCC(r, c).rec_array + idx;
+			if (*U32(r, slot) == NONE) {
+				uint32_t clone = new_bbcc(r, bb, s->cxt, idx);
+				if (clone == NONE)
+					return;
+				BBCC(r, clone).rec_array = BBCC(r, c).rec_array;
+				*U32(r, slot) = clone;
+			}
+			c = *U32(r, slot);
 		}
-		c = *U32(r, slot);
 	}
 
 	if (delayed_push) {
@@ -1180,17 +1208,6 @@ static void setup_bbcc(struct replay *r, struct thread *t, uint32_t bb, uint64_t
 
 /* ---- Events as they happen (sim.c log_*, main.c log_cond_branch) ------------- */
 
-enum { CACHE_I1, CACHE_D1, CACHE_LL };
-
-/* One reference through L1 then LL: 0 hit, 1 L1 miss, 2 LL miss too. */
-static inline __attribute__((always_inline)) unsigned reference(struct replay *r, int l1,
-								 uint64_t addr, uint32_t size)
-{
-	if (!cache_ref_is_miss(&r->cache[l1], addr, size))
-		return 0;
-	return 1 + (unsigned)cache_ref_is_miss(&r->cache[CACHE_LL], addr, size);
-}
-
 /* Callgrind lays out a block's costs per instruction, each with the event
    groups its events need (main.c flushEvents, update_cost_offsets); a
    guarded access is charged at its group's offset even where the
@@ -1212,9 +1229,9 @@ static unsigned groups_of(const struct replay *r, const struct cgt_block *blk, u
 			m |= 1u << G_DR;
 		else if (op->kind == CGT_OP_WRITE || op->kind == CGT_OP_MODIFY)
 			m |= 1u << G_DW;
-		else if (r->predictor != NULL && (op->kind == CGT_OP_COND || op->kind == CGT_OP_COND_INV))
+		else if (r->o->branch_sim && (op->kind == CGT_OP_COND || op->kind == CGT_OP_COND_INV))
 			m |= 1u << G_BC;
-		else if (r->predictor != NULL && op->kind == CGT_OP_INDIRECT)
+		else if (r->o->branch_sim && op->kind == CGT_OP_INDIRECT)
 			m |= 1u << G_BI;
 	}
 	return m;
@@ -1273,7 +1290,7 @@ static inline void add_prefix_events(const struct replay *r, const struct cgt_pr
 		cost[r->ev_dr] += pc->reads;
 		cost[r->ev_dw] += pc->writes + pc->modifies;
 	}
-	if (r->predictor != NULL) {
+	if (r->o->branch_sim) {
 		cost[r->ev_bc] += pc->conds;
 		cost[r->ev_bi] += pc->indirects;
 	}
@@ -1288,14 +1305,6 @@ static uint32_t trace_exit_of(const struct bb *bb, uint32_t p)
 		return p == cj ? cj : 0;
 	return p == cj ? 0 : p + 1;
 }
-
-/* An L1 reference that goes on to LL, or a guarded access to charge. */
-struct l1_ref {
-	uint64_t addr;
-	uint32_t op;
-	uint8_t size;
-	uint8_t missed;		/* L1 missed: LL is looked up */
-};
 
 /* A data reference's events at its instruction: a guarded access's Dr or
    Dw (the others are counted by exit), and the misses: where Callgrind
@@ -1324,131 +1333,64 @@ static void charge_data(struct replay *r, struct exec_state *s, const struct bb 
 	}
 }
 
-/* The block program of a trace block, compiled on its first execution. */
-static struct block_program *program_of(struct replay *r, const struct cgt_block *blk)
-{
-	while (r->programs.n <= blk->id)
-		if (vec_push(&r->programs) < 0)
-			return NULL;
-	struct block_program **bp = &AT(r->programs, struct block_program *, blk->id);
-	if (*bp != NULL)
-		return *bp;
-	const struct cache_model *I1 = &r->cache[CACHE_I1];
-	struct block_program_options o = { r->o->cache_sim, r->predictor != NULL, I1->line_bits,
-					   I1->way_bits, I1->sets_mask, r->min_line };
-	*bp = block_program_compile(blk, &o);
-	if (*bp != NULL && (*bp)->max_refs > r->n_misses) {
-		struct l1_ref *m = realloc(r->misses, (*bp)->max_refs * sizeof(*m));
-		if (m == NULL)
-			return NULL;
-		r->misses = m;
-		r->n_misses = (*bp)->max_refs;
-	}
-	return *bp;
-}
+/* An execution's events, as the producer found them (struct chunk): op
+   << 2 | level, level the cache level that missed (1 L1, 2 LL too; 0: a
+   guarded access that hit) or 1 for a mispredicted branch. */
+#define CHARGE_OP(charge) ((charge) >> 2)
+#define CHARGE_LEVEL(charge) ((charge) & 3)
 
 /*
- * The execution's cache references and branches, simulated whether or not
- * collecting, charged only when collecting: to the BBCC, or in a skipped
- * function to the caller it was skipped for.  What every execution by an
- * exit has is counted once per execution (the BBCC's executions by exit,
- * turned into costs per instruction when dumped); misses, mispredictions
- * and guarded accesses are charged to their instructions here.  The block
- * runs as a block program (block_program.h), as Cachegrind's simulation
- * runs it, its L1 misses going to LL in program order.
+ * Charges an execution's events, when collecting: to the BBCC, or in a
+ * skipped function to the caller it was skipped for.  What every execution
+ * by an exit has is counted once per execution (the BBCC's executions by
+ * exit, turned into costs per instruction when dumped); misses,
+ * mispredictions and guarded accesses, which the producer simulated, are
+ * charged to their instructions here.
  */
-static void simulate_exec(struct replay *r, struct thread *t, uint32_t c, const struct cgt_exec *x,
-			  struct block_program *bp)
+static void charge_exec(struct replay *r, struct thread *t, uint32_t c, const struct bb *bb,
+			uint32_t passed, const struct cgt_block *blk, uint32_t exit, const uint32_t *charges,
+			uint32_t n_charges)
 {
 	struct exec_state *s = state(t);
-	const struct cgt_block *blk = x->block;
-	const struct bb *bb = &BB(r, BBCC(r, c).bb);
 	int skipped = s->nonskipped != NONE;
 	int collect = s->collect && (skipped || BBCC(r, c).cost != 0);
+	if (!collect)
+		return;
 	uint64_t *skip_cost = skipped ? U64(r, BBCC(r, s->nonskipped).skipped) : NULL;
 	uint64_t *costs = skipped ? NULL : U64(r, BBCC(r, c).cost);
-	if (collect) {
-		add_prefix_events(r, &blk->prefix_counts[x->exit], s->cost);
-		if (skipped)
-			add_prefix_events(r, &blk->prefix_counts[x->exit], skip_cost);
-		else
-			(*U64(r, BBCC(r, c).charged + passed_of(bb, x->exit)))++;
-	}
-#define SELF(insn) (skipped ? skip_cost : costs + (size_t)(insn) * r->n_ev)
-#define CHARGE(insn, ev)                                 \
-	do {                                             \
-		if (collect && (insn) < bb->n_insns) {   \
-			s->cost[ev]++;                   \
-			SELF(insn)[ev]++;                \
-		}                                        \
-	} while (0)
-	const struct prefix_plan *plan = &bp->prefixes[x->exit];
-	const uint64_t *v = x->values;
-	if (r->o->cache_sim) {
-		struct cache_model *I1 = &r->cache[CACHE_I1], *D1 = &r->cache[CACHE_D1];
-		struct l1_ref *m = r->misses;
-		uint32_t n_fetch = 0, n = 0;
-		for (uint32_t f = 0; f < plan->n_fetches; f++) {
-			const struct fetch_step *fs = &bp->fetches[f];
-			/* the usual case, a hit on the set's most recently used line */
-			if (I1->tags[fs->set_at] != fs->line && cache_ref_is_miss(I1, fs->addr, fs->len))
-				m[n++] = (struct l1_ref){ fs->addr, fs->op, fs->len, 1 };
+	add_prefix_events(r, &blk->prefix_counts[exit], s->cost);
+	if (skipped)
+		add_prefix_events(r, &blk->prefix_counts[exit], skip_cost);
+	else
+		(*U64(r, BBCC(r, c).charged + passed))++;
+	for (uint32_t k = 0; k < n_charges; k++) {
+		const struct cgt_op *op = &blk->ops[CHARGE_OP(charges[k])];
+		unsigned level = CHARGE_LEVEL(charges[k]);
+		int ev[2] = { -1, -1 };
+		switch (op->kind) {
+		case CGT_OP_INSN:
+			ev[0] = r->ev_i1mr;
+			ev[1] = level > 1 ? r->ev_ilmr : -1;
+			break;
+		case CGT_OP_COND:
+		case CGT_OP_COND_INV:
+			ev[0] = r->ev_bcm;
+			break;
+		case CGT_OP_INDIRECT:
+			ev[0] = r->ev_bim;
+			break;
+		default:
+			charge_data(r, s, bb, blk, op, level, skipped, skip_cost, costs);
+			continue;
 		}
-		n_fetch = n;
-		for (uint32_t j = 0; j < plan->n_data; j++) {
-			if (v[j] == CGT_NO_ACCESS)
-				continue;
-			int guarded = bp->n_guarded && bp->data_guarded[j];
-			int hit = !cache_ref_is_miss(D1, v[j], bp->data_sizes[j]);
-			if (!hit || guarded)
-				m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], bp->data_sizes[j], (uint8_t)!hit };
-		}
-		/* LL in program order: the fetch misses and data references merged */
-		uint32_t i = 0, j = n_fetch;
-		while (i < n_fetch || j < n) {
-			const struct l1_ref *ref = j == n || (i < n_fetch && m[i].op < m[j].op) ? &m[i++] : &m[j++];
-			const struct cgt_op *op = &blk->ops[ref->op];
-			unsigned miss = !ref->missed ? 0
-					: 1 + (unsigned)cache_ref_is_miss(&r->cache[CACHE_LL], ref->addr, ref->size);
-			if (op->kind == CGT_OP_INSN) {
-				CHARGE(op->insn, r->ev_i1mr);
-				if (miss > 1)
-					CHARGE(op->insn, r->ev_ilmr);
-				continue;
-			}
-			if (collect)
-				charge_data(r, s, bb, blk, op, miss, skipped, skip_cost, costs);
+		if (op->insn >= bb->n_insns)
+			continue;
+		uint64_t *self = skipped ? skip_cost : costs + (size_t)op->insn * r->n_ev;
+		for (int i = 0; i < 2 && ev[i] >= 0; i++) {
+			s->cost[ev[i]]++;
+			self[ev[i]]++;
 		}
 	}
-	if (r->predictor != NULL) {
-		uint64_t history = r->predictor->history;
-		const struct cond_step *conds = bp->conds;
-		const uint32_t n_conds = plan->n_conds;
-		const uint32_t last_exit_op = blk->n_exits ? blk->exit_ops[blk->n_exits - 1] : UINT32_MAX;
-		for (uint32_t k = 0; k < n_conds; k++) {
-			/* Callgrind takes only the block's last branch as inverted
-			   (main.c, CLG_(collectBlockInfo)), Cachegrind any whose
-			   target is the next instruction */
-			int guard = plan->exit_is_last_cond && k + 1 == n_conds;
-			int taken = guard ^ (bb->inverted && conds[k].op == last_exit_op);
-			uint32_t counter;
-			uint8_t was;
-			const struct cgt_op *op = &blk->ops[conds[k].op];
-			if (cond_branch(r->predictor, &history, blk->insns[op->insn].addr, taken, &counter, &was) ==
-			    BRANCH_MISPREDICTED)
-				CHARGE(op->insn, r->ev_bcm);
-		}
-		r->predictor->history = history;
-		if (plan->indirect) {
-			uint32_t slot;
-			const struct cgt_op *op = &blk->ops[bp->indirect_op];
-			if (indirect_branch(r->predictor, bp->indirect_pc, v[bp->indirect_value], &slot) ==
-			    BRANCH_MISPREDICTED)
-				CHARGE(op->insn, r->ev_bim);
-		}
-	}
-#undef CHARGE
-#undef SELF
 }
 
 /* ---- Dumps (dump.c) ------------------------------------------------------------- */
@@ -1782,7 +1724,9 @@ static int dump_profile(struct replay *r, const char *trigger, struct cgt_error 
 	p.trigger = trigger;
 	p.blocks_from = r->bbs_done;
 	p.blocks_to = r->bb_executions;
-	p.map_epoch = cgt_decoder_map_epoch(r->d);
+	p.map_epoch = r->map_epoch;
+	p.mappings = r->mappings.v;
+	p.n_mappings = r->mappings.n;
 	rc = r->o->dump(r->o->dump_arg, &p, e);
 
 	struct thread *t1 = main_thread(r);
@@ -1851,10 +1795,7 @@ static void set_instrument_state(struct replay *r, int on, struct cgt_error *e)
 	for (uint32_t tid = 0; tid < r->n_threads; tid++)
 		if (r->threads[tid] != NULL)
 			memset(state(r->threads[tid])->cost, 0, sizeof(state(r->threads[tid])->cost));
-	/* Callgrind starts the caches cold again (not the predictors) */
-	if (r->o->cache_sim)
-		for (int k = 0; k < 3; k++)
-			memset(r->cache[k].tags, 0, cache_model_slots(&r->cache[k]) * sizeof(uint64_t));
+	/* (the producer starts the caches cold again) */
 }
 
 static int no_thread(uint32_t tid, struct cgt_error *e)
@@ -1910,6 +1851,491 @@ static int on_mark(struct replay *r, const struct cgt_mark *m, struct cgt_error 
 	}
 }
 
+/* ---- The producer: decoding and simulation ------------------------------------ */
+
+/*
+ * The trace is decoded, and its cache references and branches simulated,
+ * by a producer that hands the replay what it needs in chunks, in stream
+ * order.  The simulation depends on nothing the replay decides (it
+ * simulates whether or not collecting, and Callgrind's inversion of a
+ * block's last branch is the block's), so the two can run on two threads:
+ * the producer a chunk or more ahead.  With one thread they run in turn.
+ */
+
+enum handed_kind {
+	HANDED_EXEC,	/* block, sp, exit, tid, n_charges */
+	HANDED_MARK,	/* marks[index] */
+	HANDED_LOST,	/* executions lost with damage before the next */
+	HANDED_EPOCH,	/* the module map's epoch is now index */
+};
+
+/* 32 bytes: the producer writes one per execution, the replay reads it. */
+struct handed {
+	const struct cgt_block *block;
+	union {
+		uint64_t sp;	/* at the block's entry */
+		uint64_t index;	/* HANDED_MARK's in marks; HANDED_EPOCH's epoch */
+	};
+	uint32_t exit, tid;
+	uint32_t n_charges;	/* its events, next in the chunk's charges */
+	uint8_t kind;		/* enum handed_kind */
+};
+
+struct handed_mark {
+	struct cgt_mark mark;	/* its text in the chunk's texts, at text_at */
+	size_t text_at;
+};
+
+/* A chunk: owned by the producer while it fills it, then by the replay.
+   On cache lines of its own, as the producer is: the two threads write
+   next to each other otherwise, and each write would take the line from
+   the other's core. */
+struct chunk {
+	_Alignas(64) struct vec items;	/* struct handed */
+	struct vec charges;	/* uint32_t: CHARGE_OP << 2 | CHARGE_LEVEL */
+	struct vec marks;	/* struct handed_mark */
+	struct vec texts;	/* char */
+	/* struct cgt_mapping: the decoder's module map when the chunk was
+	   filled, if it changed since the chunk before (has_mappings).  It
+	   answers for any earlier epoch too: mappings are only added or
+	   ended, each at an epoch of its own. */
+	struct vec mappings;
+	int has_mappings;
+	int status;		/* 1: more chunks follow; 0: the trace's end; negative: the
+				   producer's error */
+};
+
+/* Executions a chunk holds at most: chunks are reused, so memory stays
+   what a few of them take. */
+#define CHUNK_EXECS 16384
+
+static void chunk_init(struct chunk *ch)
+{
+	ch->items.size = sizeof(struct handed);
+	ch->charges.size = sizeof(uint32_t);
+	ch->marks.size = sizeof(struct handed_mark);
+	ch->texts.size = 1;
+	ch->mappings.size = sizeof(struct cgt_mapping);
+}
+
+static void chunk_free(struct chunk *ch)
+{
+	free(ch->items.v);
+	free(ch->charges.v);
+	free(ch->marks.v);
+	free(ch->texts.v);
+	free(ch->mappings.v);
+}
+
+enum { CACHE_I1, CACHE_D1 };
+
+/* An L1 reference that goes on to LL, or a guarded access to charge. */
+struct l1_ref {
+	uint64_t addr;
+	uint32_t op;
+	uint8_t size;
+	uint8_t missed;		/* L1 missed: LL is looked up */
+};
+
+/* What the producer keeps of a trace block, from its first execution
+   handed over. */
+struct producer_block {
+	struct block_program *program;	/* with cache or branch simulation */
+	uint8_t seen;
+};
+
+struct producer {
+	_Alignas(64) const struct cgt_callgraph_options *o;
+	struct cgt_decoder *d;
+	struct cgt_batch batch;	/* the batch being read, when in_batch */
+	int in_batch;
+	int instrumenting;
+	uint32_t map_epoch;	/* the last handed over */
+	uint32_t mappings_epoch;	/* that of the module map last handed over */
+	struct cache_model cache[2];	/* I1, D1 */
+	struct ll_model LL;
+	struct branch_model *predictor;
+	uint32_t min_line;
+	struct vec blocks;	/* struct producer_block, by trace block id */
+	struct l1_ref *misses;	/* room for a program's max_refs */
+	uint32_t n_misses;
+	struct cgt_error e;
+};
+
+/* Two threads, producer and replay, and the chunks between them.  The
+   producer owns the decoder, the replay the call graph and whatever is
+   behind the options' code lookup and dump (the symbolizer, the output),
+   and a chunk belongs to one of them at a time. */
+#define N_CHUNKS 4
+
+struct pipeline {
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	/* under lock: */
+	uint64_t filled, replayed;	/* chunk k is chunks[k % N_CHUNKS] */
+	int stop;		/* the replay ended: the producer ends too */
+	struct chunk chunks[N_CHUNKS];
+	struct producer *producer;
+};
+
+/* The block program of a trace block.  Its branches' inversions are
+   Callgrind's: only the block's last branch, when VEX inverted it, where
+   Cachegrind's are those whose target is the next instruction. */
+static struct block_program *compile(struct producer *p, const struct cgt_block *blk)
+{
+	if (blk->n_ops > UINT32_MAX >> 2)
+		return NULL;	/* no room for its ops in a charge */
+	const struct cache_model *I1 = &p->cache[CACHE_I1];
+	struct block_program_options o = { p->o->cache_sim, p->o->branch_sim, I1->line_bits,
+					   I1->way_bits, I1->sets_mask, p->min_line };
+	struct block_program *bp = block_program_compile(blk, &o);
+	if (bp == NULL)
+		return NULL;
+	const uint32_t last_exit_op = blk->n_exits ? blk->exit_ops[blk->n_exits - 1] : UINT32_MAX;
+	const int inverted = last_branch_inverted(blk);
+	for (uint32_t k = 0; k < bp->prefixes[0].n_conds; k++)
+		bp->conds[k].inverted = inverted && bp->conds[k].op == last_exit_op;
+	if (bp->max_refs > p->n_misses) {
+		struct l1_ref *m = realloc(p->misses, bp->max_refs * sizeof(*m));
+		if (m == NULL) {
+			free(bp);
+			return NULL;
+		}
+		p->misses = m;
+		p->n_misses = bp->max_refs;
+	}
+	return bp;
+}
+
+/*
+ * The execution's cache references and branches, simulated as Callgrind
+ * does whether or not it collects: its misses, guarded accesses and
+ * mispredictions appended to charges.  The block runs as a block program
+ * (block_program.h), as Cachegrind's simulation runs it, its L1 misses
+ * going to LL in program order.  0, or -1 if out of memory.
+ */
+static int simulate_exec(struct producer *p, const struct cgt_exec *x, struct block_program *bp,
+			 struct vec *charges)
+{
+	const struct prefix_plan *plan = &bp->prefixes[x->exit];
+	const uint64_t *v = x->values;
+	/* room for every reference and branch of the execution */
+	if (vec_reserve(charges, (size_t)plan->n_fetches + plan->n_data + plan->n_conds + 1) < 0)
+		return -1;
+	uint32_t *out = &AT(*charges, uint32_t, charges->n), n_out = 0;
+	if (p->o->cache_sim) {
+		struct cache_model *I1 = &p->cache[CACHE_I1], *D1 = &p->cache[CACHE_D1];
+		struct l1_ref *m = p->misses;
+		uint32_t n = 0;
+		for (uint32_t f = 0; f < plan->n_fetches; f++) {
+			const struct fetch_step *fs = &bp->fetches[f];
+			/* the usual case, a hit on the set's most recently used line */
+			if (I1->tags[fs->set_at] != fs->line && cache_ref_is_miss(I1, fs->addr, fs->len))
+				m[n++] = (struct l1_ref){ fs->addr, fs->op, fs->len, 1 };
+		}
+		const uint32_t n_fetch = n;
+		if (__builtin_expect(bp->n_guarded == 0, 1)) {
+			const uint8_t *sizes = bp->data_sizes;
+			for (uint32_t j = 0; j < plan->n_data; j++)
+				if (__builtin_expect(cache_ref_is_miss(D1, v[j], sizes[j]), 0))
+					m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], sizes[j], 1 };
+		} else {
+			for (uint32_t j = 0; j < plan->n_data; j++) {
+				if (v[j] == CGT_NO_ACCESS)
+					continue;
+				int hit = !cache_ref_is_miss(D1, v[j], bp->data_sizes[j]);
+				if (!hit || bp->data_guarded[j])
+					m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], bp->data_sizes[j],
+								  (uint8_t)!hit };
+			}
+		}
+		/* LL in program order: the fetch misses and data references merged */
+		uint32_t i = 0, j = n_fetch;
+		while (i < n_fetch || j < n) {
+			const struct l1_ref *ref = j == n || (i < n_fetch && m[i].op < m[j].op) ? &m[i++] : &m[j++];
+			unsigned level = !ref->missed ? 0
+					 : 1 + (unsigned)ll_ref_is_miss(&p->LL, ref->addr, ref->size);
+			out[n_out++] = ref->op << 2 | level;
+		}
+	}
+	if (p->o->branch_sim) {
+		struct branch_model *predictor = p->predictor;
+		uint64_t history = predictor->history;
+		const struct cond_step *conds = bp->conds;
+		const uint32_t n_conds = plan->n_conds, last_taken = plan->exit_is_last_cond;
+		for (uint32_t k = 0; k < n_conds; k++) {
+			/* exits before the last one were not taken */
+			int taken = (int)(conds[k].inverted ^ (last_taken & (k + 1 == n_conds)));
+			uint32_t counter;
+			uint8_t was;
+			if (cond_branch(predictor, &history, conds[k].pc, taken, &counter, &was) ==
+			    BRANCH_MISPREDICTED)
+				out[n_out++] = conds[k].op << 2 | 1;
+		}
+		predictor->history = history;
+		if (plan->indirect) {
+			uint32_t slot;
+			if (indirect_branch(predictor, bp->indirect_pc, v[bp->indirect_value], &slot) ==
+			    BRANCH_MISPREDICTED)
+				out[n_out++] = bp->indirect_op << 2 | 1;
+		}
+	}
+	charges->n += n_out;
+	return 0;
+}
+
+/* The next item of ch, its other fields the caller's to set. */
+static inline struct handed *hand(struct chunk *ch, enum handed_kind kind, uint32_t index)
+{
+	if (vec_reserve(&ch->items, 1) < 0)
+		return NULL;
+	struct handed *h = &AT(ch->items, struct handed, ch->items.n++);
+	h->kind = (uint8_t)kind;
+	h->index = index;
+	return h;
+}
+
+static int producer_fail(struct producer *p)
+{
+	return cgt_fail(&p->e, cgt_err_nomem, "out of memory");
+}
+
+/* The caches of the configuration, cold; min_line, their smallest line. */
+static int caches_init(struct producer *p)
+{
+	static const int level[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
+	p->min_line = UINT32_MAX;
+	for (int k = 0; k < 3; k++) {
+		const struct cgt_cache_config *cc = &p->o->caches.level[level[k]];
+		if ((uint32_t)cc->line < p->min_line)
+			p->min_line = (uint32_t)cc->line;
+		if ((k < 2 ? cache_model_init(&p->cache[k], (uint32_t)cc->size, (uint32_t)cc->assoc,
+					      (uint32_t)cc->line)
+			   : ll_model_init(&p->LL, (uint32_t)cc->size, (uint32_t)cc->assoc,
+					   (uint32_t)cc->line)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void caches_free(struct producer *p)
+{
+	for (int k = 0; k < 2; k++)
+		cache_model_free(&p->cache[k]);
+	ll_model_free(&p->LL);
+}
+
+/* A mark handed over; CALLGRIND_START/STOP_INSTRUMENTATION seen to here
+   too: Callgrind starts the caches cold again (not the predictors). */
+static int hand_mark(struct producer *p, struct chunk *ch, const struct cgt_mark *m)
+{
+	size_t len = strlen(m->text) + 1;
+	long k = vec_push(&ch->marks), text = vec_extend(&ch->texts, len);
+	if (k < 0 || text < 0 || hand(ch, HANDED_MARK, (uint32_t)k) == NULL)
+		return producer_fail(p);
+	struct handed_mark *hm = &AT(ch->marks, struct handed_mark, k);
+	hm->mark = *m;
+	hm->text_at = (size_t)text;
+	memcpy(&AT(ch->texts, char, text), m->text, len);
+	if (m->kind == CGT_MARK_REQUEST &&
+	    (m->code == REQ_START_INSTRUMENTATION || m->code == REQ_STOP_INSTRUMENTATION)) {
+		int on = m->code == REQ_START_INSTRUMENTATION;
+		if (p->instrumenting != on && p->o->cache_sim) {
+			caches_free(p);
+			if (caches_init(p) < 0)
+				return producer_fail(p);
+		}
+		p->instrumenting = on;
+	}
+	return 0;
+}
+
+/* A block's first execution handed over: its program compiled. */
+static struct producer_block *first_handed(struct producer *p, const struct cgt_block *blk)
+{
+	while (p->blocks.n <= blk->id)
+		if (vec_push(&p->blocks) < 0)
+			return NULL;
+	struct producer_block *pb = &AT(p->blocks, struct producer_block, blk->id);
+	if ((p->o->cache_sim || p->o->branch_sim) && (pb->program = compile(p, blk)) == NULL)
+		return NULL;
+	pb->seen = 1;
+	return pb;
+}
+
+/* Reads the batch's executions into ch until either ends: 1 the batch
+   ended, 0 the chunk is full, negative an error (p->e; *decoding: an
+   error of the batch's, which may be a loss with damage). */
+static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
+{
+	/* The batch in a local: the decoding's cursor stays in registers. */
+	struct cgt_batch b = p->batch;
+	struct cgt_exec x = { 0 };
+	int rc = 1;
+	*decoding = 0;
+	while (ch->items.n < CHUNK_EXECS) {
+		if ((rc = cgt_batch_next(&b, &x, &p->e)) <= 0) {
+			*decoding = rc < 0;
+			break;
+		}
+		uint64_t sp = 0;
+		if (!x.block->has_sp || x.block->jumps == NULL) {
+			rc = cgt_fail(&p->e, cgt_err_invalid,
+				      "block %u has no stack pointer or jumps: the trace lacks what a "
+				      "call graph is made of",
+				      x.block_id);
+			break;
+		}
+		int err = cgt_batch_sp(&b, &x, &sp, &p->e);
+		if (err < 0) {
+			rc = err;
+			break;
+		}
+		if (!p->instrumenting)
+			continue;
+		struct producer_block *pb = x.block_id < p->blocks.n
+						    ? &AT(p->blocks, struct producer_block, x.block_id)
+						    : NULL;
+		if (__builtin_expect(pb == NULL || !pb->seen, 0) && (pb = first_handed(p, x.block)) == NULL) {
+			rc = producer_fail(p);
+			break;
+		}
+		size_t first_charge = ch->charges.n;
+		if (pb->program != NULL && simulate_exec(p, &x, pb->program, &ch->charges) < 0) {
+			rc = producer_fail(p);
+			break;
+		}
+		struct handed *h = hand(ch, HANDED_EXEC, 0);
+		if (h == NULL) {
+			rc = producer_fail(p);
+			break;
+		}
+		h->block = x.block;
+		h->sp = sp;
+		h->exit = x.exit;
+		h->tid = x.tid;
+		h->n_charges = (uint32_t)(ch->charges.n - first_charge);
+	}
+	p->batch = b;
+	return rc < 0 ? rc : rc == 0;
+}
+
+/* Fills ch with what follows in the trace; its status says how it ended. */
+static void produce(struct producer *p, struct chunk *ch)
+{
+	ch->items.n = ch->charges.n = ch->marks.n = ch->texts.n = ch->mappings.n = 0;
+	int rc = 1;
+	while (ch->items.n < CHUNK_EXECS) {
+		if (!p->in_batch) {
+			rc = cgt_decoder_next(p->d, &p->batch, &p->e);
+			uint32_t epoch = cgt_decoder_map_epoch(p->d);
+			if (rc >= 0 && epoch != p->map_epoch) {
+				if (hand(ch, HANDED_EPOCH, epoch) == NULL)
+					rc = producer_fail(p);
+				p->map_epoch = epoch;
+			}
+			if (rc <= 0)
+				break;
+			if (p->batch.mark.kind != CGT_MARK_NONE) {
+				if ((rc = hand_mark(p, ch, &p->batch.mark)) < 0)
+					break;
+				continue;
+			}
+			p->in_batch = 1;
+		}
+		int decoding;
+		rc = hand_batch(p, ch, &decoding);
+		if (rc < 0) {
+			if (!decoding)
+				break;
+			if (!cgt_decoder_lost(p->d, &p->e))
+				break;
+			/* Executions lost with damage: the replay starts each
+			   thread again. */
+			if (hand(ch, HANDED_LOST, 0) == NULL) {
+				rc = producer_fail(p);
+				break;
+			}
+			rc = 1;
+		}
+		if (rc == 1)
+			p->in_batch = 0;
+		rc = 1;
+	}
+	/* the module map as it is now, if it changed */
+	uint32_t epoch = cgt_decoder_map_epoch(p->d);
+	ch->has_mappings = epoch != p->mappings_epoch;
+	if (ch->has_mappings) {
+		const struct cgt_mapping *maps;
+		size_t n = cgt_decoder_mappings(p->d, &maps);
+		if (vec_reserve(&ch->mappings, n) < 0) {
+			rc = producer_fail(p);
+		} else {
+			memcpy(ch->mappings.v, maps, n * sizeof(*maps));
+			ch->mappings.n = n;
+			p->mappings_epoch = epoch;
+		}
+	}
+	ch->status = rc;
+}
+
+static int producer_open(struct producer *p, const struct cgt_callgraph_options *o,
+			 struct cgt_decoder *d, struct cgt_error *e)
+{
+	memset(p, 0, sizeof(*p));
+	p->o = o;
+	p->d = d;
+	p->instrumenting = o->instr_atstart;
+	p->map_epoch = 0;
+	p->mappings_epoch = UINT32_MAX;	/* none handed over yet */
+	p->blocks.size = sizeof(struct producer_block);
+	if (o->cache_sim) {
+		if (caches_init(p) < 0)
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+	}
+	if (o->branch_sim) {
+		p->predictor = malloc(sizeof(*p->predictor));
+		if (p->predictor == NULL)
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+		branch_model_init(p->predictor, 1, 0);
+	}
+	return 0;
+}
+
+static void producer_close(struct producer *p)
+{
+	caches_free(p);
+	free(p->predictor);
+	for (size_t i = 0; i < p->blocks.n; i++)
+		free(AT(p->blocks, struct producer_block, i).program);
+	free(p->blocks.v);
+	free(p->misses);
+}
+
+/* The producer's thread: chunks in order, each once the replay is done
+   with the one N_CHUNKS before. */
+static void *producer_thread(void *arg)
+{
+	struct pipeline *pl = arg;
+	for (uint64_t k = 0;; k++) {
+		pthread_mutex_lock(&pl->lock);
+		while (!pl->stop && k >= pl->replayed + N_CHUNKS)
+			pthread_cond_wait(&pl->changed, &pl->lock);
+		int stop = pl->stop;
+		pthread_mutex_unlock(&pl->lock);
+		if (stop)
+			return NULL;
+		struct chunk *ch = &pl->chunks[k % N_CHUNKS];
+		produce(pl->producer, ch);
+		pthread_mutex_lock(&pl->lock);
+		pl->filled = k + 1;
+		pthread_cond_broadcast(&pl->changed);
+		pthread_mutex_unlock(&pl->lock);
+		if (ch->status <= 0)
+			return NULL;
+	}
+}
+
 /* ---- The replay ------------------------------------------------------------------ */
 
 void cgt_callgraph_defaults(struct cgt_callgraph_options *o)
@@ -1919,6 +2345,7 @@ void cgt_callgraph_defaults(struct cgt_callgraph_options *o)
 	o->skip_plt = 1;
 	o->collect_atstart = 1;
 	o->instr_atstart = 1;
+	o->threads = 1;
 }
 
 static void replay_free(struct replay *r)
@@ -1943,13 +2370,7 @@ static void replay_free(struct replay *r)
 	cgt_map_free(&r->name_index);
 	cgt_map_free(&r->context_index);
 	cgt_map_free(&r->bb_index);
-	for (int k = 0; k < 3; k++)
-		cache_model_free(&r->cache[k]);
-	free(r->predictor);
-	for (size_t i = 0; i < r->programs.n; i++)
-		free(AT(r->programs, struct block_program *, i));
-	free(r->programs.v);
-	free(r->misses);
+	free(r->mappings.v);
 	for (uint32_t i = 0; i < r->n_threads; i++) {
 		struct thread *t = r->threads[i];
 		if (t == NULL)
@@ -1985,6 +2406,130 @@ static int check_trace(struct cgt_decoder *d, struct cgt_error *e)
 	return 0;
 }
 
+/* Replays a chunk: 1 to go on, 0 at the trace's end, negative on error
+   (e set; the producer's copied). */
+static int replay_chunk(struct replay *r, const struct chunk *ch, const struct producer *p,
+			struct cgt_error *e)
+{
+	if (ch->has_mappings) {
+		r->mappings.n = 0;
+		if (vec_reserve(&r->mappings, ch->mappings.n) < 0)
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+		memcpy(r->mappings.v, ch->mappings.v, ch->mappings.n * sizeof(struct cgt_mapping));
+		r->mappings.n = ch->mappings.n;
+	}
+	const uint32_t *charges = ch->charges.v;
+	struct thread *t = NULL;
+	int rc;
+	for (size_t i = 0; i < ch->items.n; i++) {
+		const struct handed *h = &AT(ch->items, struct handed, i);
+		if (h->kind == HANDED_EPOCH) {
+			r->map_epoch = (uint32_t)h->index;
+			continue;
+		}
+		if (h->kind == HANDED_MARK) {
+			const struct handed_mark *hm = &AT(ch->marks, struct handed_mark, h->index);
+			struct cgt_mark m = hm->mark;
+			m.text = &AT(ch->texts, char, hm->text_at);
+			if ((rc = on_mark(r, &m, e)) < 0)
+				return rc;
+			continue;
+		}
+		if (h->kind == HANDED_LOST) {
+			/* the stacks before the gap would make calls and returns
+			   of what follows: each thread starts again, as after an
+			   instrumentation switch */
+			for (uint32_t tid = 0; tid < r->n_threads; tid++)
+				if (r->threads[tid] != NULL)
+					unwind_thread(r, r->threads[tid], e);
+			continue;
+		}
+		const struct cgt_block *blk = h->block;
+		const uint32_t *exec_charges = charges;
+		charges += h->n_charges;
+		if ((t == NULL || t->tid != h->tid) && (t = get_thread(r, h->tid)) == NULL)
+			return no_thread(h->tid, e);
+		uint32_t bb = get_bb(r, blk);
+		if (bb == NONE)
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+		setup_bbcc(r, t, bb, h->sp, e);
+		uint32_t passed = passed_of(&BB(r, bb), h->exit);
+		if (r->charged && !r->failed)
+			charge_exec(r, t, state(t)->bbcc, &BB(r, bb), passed, blk, h->exit, exec_charges,
+				    h->n_charges);
+		state(t)->passed = passed;
+		if (r->failed)
+			return r->failed == FAIL_DUMP ? -e->status
+			       : r->failed == FAIL_STATE
+				       ? cgt_fail(e, cgt_err_invalid,
+						  "block %u at %#llx: no function context after its calls and "
+						  "returns (a replay defect)",
+						  blk->id, (unsigned long long)blk->insns[0].addr)
+				       : cgt_fail(e, cgt_err_nomem, "out of memory");
+	}
+	if (ch->status < 0) {
+		*e = p->e;
+		return ch->status;
+	}
+	return ch->status;
+}
+
+/* The producer on a thread of its own, the replay on the caller's. */
+static int replay_pipelined(struct replay *r, struct producer *p, struct cgt_error *e)
+{
+	struct pipeline *pl = calloc(1, sizeof(*pl));
+	if (pl == NULL)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	pthread_mutex_init(&pl->lock, NULL);
+	pthread_cond_init(&pl->changed, NULL);
+	for (int k = 0; k < N_CHUNKS; k++)
+		chunk_init(&pl->chunks[k]);
+	pl->producer = p;
+	pthread_t thread;
+	int rc = 1;
+	if (pthread_create(&thread, NULL, producer_thread, pl) != 0) {
+		rc = cgt_fail(e, cgt_err_nomem, "cannot start a thread");
+		goto out;
+	}
+	for (uint64_t k = 0; rc > 0; k++) {
+		pthread_mutex_lock(&pl->lock);
+		while (pl->filled <= k)
+			pthread_cond_wait(&pl->changed, &pl->lock);
+		pthread_mutex_unlock(&pl->lock);
+		rc = replay_chunk(r, &pl->chunks[k % N_CHUNKS], p, e);
+		pthread_mutex_lock(&pl->lock);
+		pl->replayed = k + 1;
+		pthread_cond_broadcast(&pl->changed);
+		pthread_mutex_unlock(&pl->lock);
+	}
+	pthread_mutex_lock(&pl->lock);
+	pl->stop = 1;
+	pthread_cond_broadcast(&pl->changed);
+	pthread_mutex_unlock(&pl->lock);
+	pthread_join(thread, NULL);
+out:
+	for (int k = 0; k < N_CHUNKS; k++)
+		chunk_free(&pl->chunks[k]);
+	pthread_cond_destroy(&pl->changed);
+	pthread_mutex_destroy(&pl->lock);
+	free(pl);
+	return rc;
+}
+
+/* The producer and the replay in turn, on the caller's thread. */
+static int replay_in_turn(struct replay *r, struct producer *p, struct cgt_error *e)
+{
+	struct chunk ch = { 0 };
+	chunk_init(&ch);
+	int rc;
+	do {
+		produce(p, &ch);
+		rc = replay_chunk(r, &ch, p, e);
+	} while (rc > 0);
+	chunk_free(&ch);
+	return rc;
+}
+
 int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder *d,
 		      struct cgt_error *e)
 {
@@ -1992,7 +2537,6 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 		return -e->status;
 	struct replay r = {
 		.o = o,
-		.d = d,
 		.n_ev = 1,
 		.objs.size = sizeof(struct name_node),
 		.files.size = sizeof(struct name_node),
@@ -2009,11 +2553,11 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 		.block_bb.size = sizeof(uint32_t),
 		.owned.size = sizeof(char *),
 		.obj_bias.size = sizeof(uint64_t),
-		.programs.size = sizeof(struct block_program *),
+		.mappings.size = sizeof(struct cgt_mapping),
 		.instrumenting = o->instr_atstart,
 	};
+	struct producer p;
 	int rc;
-	struct cgt_batch b;
 	e->status = 0;
 	cgt_event_set_init_callgrind(&r.events, o->cache_sim, o->branch_sim);
 	r.n_ev = r.events.n;
@@ -2030,96 +2574,14 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 	r.ev_bcm = cgt_event_set_find(&r.events, CGT_ACCESS_COND, CGT_EVENT_MISPREDICT);
 	r.ev_bi = cgt_event_set_find(&r.events, CGT_ACCESS_INDIRECT, CGT_EVENT_EXECUTED);
 	r.ev_bim = cgt_event_set_find(&r.events, CGT_ACCESS_INDIRECT, CGT_EVENT_MISPREDICT);
-	if (o->cache_sim) {
-		static const int level[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
-		r.min_line = UINT32_MAX;
-		for (int k = 0; k < 3; k++) {
-			const struct cgt_cache_config *cc = &o->caches.level[level[k]];
-			if (cache_model_init(&r.cache[k], (uint32_t)cc->size, (uint32_t)cc->assoc,
-					     (uint32_t)cc->line) < 0) {
-				rc = cgt_fail(e, cgt_err_nomem, "out of memory");
-				goto out;
-			}
-			if ((uint32_t)cc->line < r.min_line)
-				r.min_line = (uint32_t)cc->line;
-		}
-	}
-	if (o->branch_sim) {
-		r.predictor = malloc(sizeof(*r.predictor));
-		if (r.predictor == NULL) {
-			rc = cgt_fail(e, cgt_err_nomem, "out of memory");
-			goto out;
-		}
-		branch_model_init(r.predictor, 1, 0);
-	}
+	if ((rc = producer_open(&p, o, d, e)) < 0)
+		goto out;
 	/* offset 0 of the pools means "none" */
 	if (vec_extend(&r.u64s, 1) < 0 || vec_extend(&r.u32s, 1) < 0) {
 		rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 		goto out;
 	}
-	while ((rc = cgt_decoder_next(d, &b, e)) > 0) {
-		if (b.mark.kind != CGT_MARK_NONE) {
-			if ((rc = on_mark(&r, &b.mark, e)) < 0)
-				goto out;
-			continue;
-		}
-		struct cgt_exec x = { 0 };
-		struct thread *t = NULL;
-		while ((rc = cgt_batch_next(&b, &x, e)) > 0) {
-			uint64_t sp = 0;
-			if (!x.block->has_sp || x.block->jumps == NULL) {
-				rc = cgt_fail(e, cgt_err_invalid,
-					      "block %u has no stack pointer or jumps: the trace lacks "
-					      "what a call graph is made of",
-					      x.block_id);
-				goto out;
-			}
-			if ((rc = cgt_batch_sp(&b, &x, &sp, e)) < 0)
-				goto out;
-			if (!r.instrumenting)
-				continue;
-			if ((t == NULL || t->tid != x.tid) && (t = get_thread(&r, x.tid)) == NULL) {
-				rc = no_thread(x.tid, e);
-				goto out;
-			}
-			uint32_t bb = get_bb(&r, x.block);
-			if (bb == NONE) {
-				rc = cgt_fail(e, cgt_err_nomem, "out of memory");
-				goto out;
-			}
-			setup_bbcc(&r, t, bb, sp, e);
-			if (r.charged && !r.failed) {
-				struct block_program *bp = program_of(&r, x.block);
-				if (bp == NULL) {
-					rc = cgt_fail(e, cgt_err_nomem, "out of memory");
-					goto out;
-				}
-				simulate_exec(&r, t, state(t)->bbcc, &x, bp);
-			}
-			state(t)->passed = passed_of(&BB(&r, bb), x.exit);
-			if (r.failed) {
-				rc = r.failed == FAIL_DUMP ? -e->status
-				     : r.failed == FAIL_STATE
-					     ? cgt_fail(e, cgt_err_invalid,
-							"block %u at %#llx: no function context after its "
-							"calls and returns (a replay defect)",
-							x.block_id, (unsigned long long)x.block->insns[0].addr)
-					     : cgt_fail(e, cgt_err_nomem, "out of memory");
-				goto out;
-			}
-		}
-		if (rc < 0) {
-			if (!cgt_decoder_lost(d, e))
-				goto out;
-			/* Executions lost with damage: the stacks before the gap
-			   would make calls and returns of what follows.  Each
-			   thread starts again, as after an instrumentation switch. */
-			for (uint32_t tid = 0; tid < r.n_threads; tid++)
-				if (r.threads[tid] != NULL)
-					unwind_thread(&r, r.threads[tid], e);
-			rc = 0;
-		}
-	}
+	rc = o->threads > 1 ? replay_pipelined(&r, &p, e) : replay_in_turn(&r, &p, e);
 	if (rc < 0)
 		goto out;
 	for (uint32_t tid = 0; tid < r.n_threads; tid++)
@@ -2127,6 +2589,7 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 			unwind_thread(&r, r.threads[tid], e);
 	rc = dump_profile(&r, NULL, e);
 out:
+	producer_close(&p);
 	replay_free(&r);
 	return rc < 0 ? rc : 0;
 }

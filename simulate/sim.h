@@ -146,8 +146,10 @@ struct cgt_code_info {
 };
 
 struct cgt_code_lookup {
-	/* Fills ci for addr, in the module map of a block defined at map_epoch. */
-	void (*find)(void *arg, uint64_t addr, uint32_t map_epoch, struct cgt_code_info *ci);
+	/* Fills ci for addr, in the module map maps[0 .. n_maps) of a block
+	   defined at map_epoch. */
+	void (*find)(void *arg, const struct cgt_mapping *maps, size_t n_maps, uint64_t addr,
+		     uint32_t map_epoch, struct cgt_code_info *ci);
 	void *arg;
 };
 
@@ -280,9 +282,11 @@ int cgt_sweep_expand(const struct cgt_cache_list lists[CGT_N_LEVELS],
  * dump.c; ../shared/docs/callgrind-callgraph.md): calls and returns from
  * the blocks' jump kinds and the stack pointer, contexts (the function
  * entered by the last call pays), recursion levels, PLT skipping, threads,
- * signal handlers, client requests.  It runs in stream order on one
- * thread.  Each dump -- a client request's, a function's, the end's --
- * hands a profile to the caller.
+ * signal handlers, client requests.  It runs in stream order: the trace
+ * decoded and its caches and branches simulated a little ahead, on a
+ * thread of their own with options.threads of 2 or more, the call graph
+ * on the caller's.  Each dump -- a client request's, a function's, the
+ * end's -- hands a profile to the caller.
  */
 
 enum cgt_cg_arc_kind { CGT_CG_CALL, CGT_CG_JUMP, CGT_CG_COND_JUMP };
@@ -349,8 +353,11 @@ struct cgt_cg_profile {
 	const char *trigger;	/* "Client Request: ...", NULL for the end's */
 	uint64_t blocks_from, blocks_to;	/* "Timerange: Basic block a - b" */
 	/* The module map's epoch at the dump: Callgrind looks positions up
-	   when it dumps, so code unmapped by then has no lines. */
+	   when it dumps, so code unmapped by then has no lines.  The map
+	   itself (it may know later epochs too). */
 	uint32_t map_epoch;
+	const struct cgt_mapping *mappings;
+	size_t n_mappings;
 };
 
 /* Callgrind's options, with its defaults given by cgt_callgraph_defaults. */
@@ -364,9 +371,15 @@ struct cgt_callgraph_options {
 	int collect_jumps;	/* 0 */
 	int collect_atstart;	/* 1 */
 	int instr_atstart;	/* 1 */
+	/* 1: everything on the caller's thread; more: the trace decoded and
+	   its caches and branches simulated on a thread of their own, a
+	   little ahead of the call graph (the profile is the same) */
+	unsigned threads;	/* 1 */
 	/* Function name patterns (* and ? wildcards), each list NULL-ended or NULL. */
 	const char *const *toggle_collect, *const *dump_before, *const *dump_after,
 		*const *zero_before, *const *fn_skip;
+	/* Asked, and dump called, on the caller's thread (the decoding
+	   thread, if any, touches neither). */
 	struct cgt_code_lookup code;
 	/* Each dump, in order: the profile is valid during the call only.
 	   Returns 0, or a negative status with e set (the run stops). */

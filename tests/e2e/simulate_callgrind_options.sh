@@ -115,7 +115,8 @@ for i in 1 2 3; do
 done
 check_within_spread "threads: the replay's summary" "$(summary_line threads.ct)" "hi / 10000" "${samples[@]}"
 
-# The replay goes in stream order: any --threads gives the same files.
+# The replay goes in stream order, the producer ahead on a thread of its
+# own or not: any --threads gives the same files.
 for t in 1 2 8; do
 	"$CGTRACE" simulate -q --tool=callgrind $CACHES --threads=$t --callgrind-out-file="t$t.%p" \
 		cgrequests.zst
