@@ -60,6 +60,7 @@ struct vg_stream {
 	uint32_t buf_index;	/* its number, to hand it back */
 	int in_buffer;		/* stopped in it at a FORK item */
 	int expect_magic;	/* the next buffer begins a stream */
+	uint64_t exec_item_end;	/* raw stream offset after the last EXEC item */
 
 	struct cgt_writer *w;
 	struct cgt_trace_header *header;
@@ -427,9 +428,14 @@ static int parse_buffer(struct vg_stream *c)
 		if (avail < 4)
 			return bad_item(c, "a truncated item");
 		uint32_t code = le32(c->p);
-		c->res->exec_ended = code == CGT_RAW_EXEC;
-		if (code == CGT_RAW_EXEC) {
+		if (code < CGT_RAW_CONTROL) {
+			if (!c->res->header_written)
+				return bad_item(c, "an execution before its hello");
 			c->p += 4;
+			rc = on_exec(c, code);
+		} else if (code == CGT_RAW_EXEC) {
+			c->p += 4;
+			c->exec_item_end = c->buf_offset + (uint64_t)(c->p - c->buf_start);
 		} else if (code == CGT_RAW_FORK) {
 			if (avail < 8)
 				return bad_item(c, "a truncated item");
@@ -438,11 +444,6 @@ static int parse_buffer(struct vg_stream *c)
 			/* What came before is the child's too. */
 			rc = flush_pending(c);
 			return rc < 0 ? rc : VG_STREAM_FORK;
-		} else if (code < CGT_RAW_CONTROL) {
-			if (!c->res->header_written)
-				return bad_item(c, "an execution before its hello");
-			c->p += 4;
-			rc = on_exec(c, code);
 		} else if (code == CGT_RAW_THREAD || code == CGT_RAW_UNMAP || code == CGT_RAW_SIGNAL) {
 			size_t n = code == CGT_RAW_THREAD ? 8 : code == CGT_RAW_UNMAP ? 20 : 14;
 			if (avail < n)
@@ -503,6 +504,7 @@ static int next_buffer(struct vg_stream *c)
 		if (!c->res->header_written)
 			return cgt_fail(c->e, cgt_err_io, "the Valgrind tool did not start");
 		c->res->truncated = !c->res->fini_seen;
+		c->res->exec_ended = c->exec_item_end != 0 && c->exec_item_end == c->buf_offset;
 		return 0;
 	}
 	if (n != (int)sizeof(msg) || msg[0] >= CGT_RAW_BUFFERS || msg[1] > CGT_RAW_BUFFER_SIZE)
@@ -555,6 +557,7 @@ void vg_stream_follow_child(struct vg_stream *c)
 	c->in_buffer = 0;	/* the rest of it is the parent's */
 	c->expect_magic = 1;
 	c->buf_offset = 0;
+	c->exec_item_end = 0;
 	c->res->fork_pid = 0;
 }
 
