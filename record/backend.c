@@ -52,6 +52,17 @@ int record_open_output(const char *path, struct cgt_error *e)
 	return fd;
 }
 
+int record_open_output_temporary(struct cgt_output *o, const char *path, struct cgt_error *e)
+{
+	if (cgt_output_check(path, CGT_OUTPUT_TRACE, NULL, 0, e) < 0 ||
+	    cgt_output_prepare(o, path, 0, e) < 0)
+		return -1;
+	int fd = open(o->write_path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		cgt_fail(e, cgt_err_io, "cannot write the trace to '%s': %s", path, strerror(errno));
+	return fd;
+}
+
 int record_exit_status(int wstatus)
 {
 	if (WIFEXITED(wstatus))

@@ -22,6 +22,11 @@ int record_header_init(struct cgt_trace_header *h, const char *backend, char *co
  * destroys a user's file.  Returns the fd or -1.
  */
 int record_open_output(const char *path, struct cgt_error *e);
+struct cgt_output;	/* record.h */
+/* The same through a temporary beside it (a device or FIFO is written
+   through), which cgt_output_commit(o) names path: for a trace whose name
+   another process may take meanwhile.  Returns the fd or -1. */
+int record_open_output_temporary(struct cgt_output *o, const char *path, struct cgt_error *e);
 
 /* cgtrace's exit status for the program's wait status: its own, or 128 +
    the signal that killed it. */

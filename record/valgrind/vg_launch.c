@@ -337,14 +337,10 @@ static void run_sink(struct vg_transport *t, const char *tmpl, long pid, char **
 	char *path = cgt_expand_output_name(tmpl, pid, &why);
 	struct cgt_output out = { 0 };
 	s.path = path;
-	if (path == NULL) {
+	if (path == NULL)
 		cgt_fail(&s.error, cgt_err_invalid, "%s", why);
-	} else if (cgt_output_check(path, CGT_OUTPUT_TRACE, NULL, 0, &s.error) == 0 &&
-		   cgt_output_prepare(&out, path, 0, &s.error) == 0 &&
-		   (s.out_fd = open(out.write_path, O_WRONLY | O_CLOEXEC)) < 0) {
-		cgt_fail(&s.error, cgt_err_io, "cannot write the trace to '%s': %s", path,
-			 strerror(errno));
-	}
+	else
+		s.out_fd = record_open_output_temporary(&out, path, &s.error);
 	if (s.out_fd < 0 || record_header_init(&s.header, "valgrind", client_argv, pid) < 0) {
 		record_note(notes, "child %ld: %s", pid, s.error.msg);
 		s.failed = 1;

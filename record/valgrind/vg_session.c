@@ -154,8 +154,8 @@ static int child_begin(struct vg_session *s, long pid, int64_t parent_end)
 	s->parent_from = first.compressed_len;
 	s->parent_to = (uint64_t)parent_end;
 
-	if (cgt_output_check(path, CGT_OUTPUT_TRACE, NULL, 0, &s->error) < 0 ||
-	    cgt_output_prepare(&s->child_output, path, 0, &s->error) < 0)
+	s->out_fd = record_open_output_temporary(&s->child_output, path, &s->error);
+	if (s->out_fd < 0)
 		goto out;
 	if (s->child_output.temporary == NULL) {
 		cgt_fail(&s->error, cgt_err_io,
@@ -164,11 +164,6 @@ static int child_begin(struct vg_session *s, long pid, int64_t parent_end)
 		goto out;
 	}
 	s->path = s->child_output.path;
-	s->out_fd = open(s->child_output.write_path, O_WRONLY | O_CLOEXEC);
-	if (s->out_fd < 0) {
-		cgt_fail(&s->error, cgt_err_io, "cannot write '%s': %s", s->path, strerror(errno));
-		goto out;
-	}
 	if (cgt_writer_open(&s->writer, s->out_fd, s->path, &s->error) < 0)
 		goto out;
 	if (cgt_header_encode(&b, &s->header) < 0) {
