@@ -293,8 +293,18 @@ struct cgt_block {
 /* Marks a guarded access whose guard was false in a decoded value array. */
 #define CGT_NO_ACCESS UINT64_MAX
 
-/* ---- Growable byte buffer used by the encoders ----------------------- */
+/* ---- Growable arrays (array.c) ----------------------------------------- */
 
+/* Every growable array grows here, so that one rule (doubling, overflow
+   checks) holds for all.  array is the address of the array's pointer (of
+   any type) and *cap its capacity in elements of size bytes: makes room for
+   len + n elements and returns 0, or -1 if out of memory or the size
+   overflows, the array and *cap untouched.  Callers compare len + n with
+   their capacity inline first, so that appending costs a call only when the
+   array must grow. */
+int cgt_array_grow(void *array, size_t *cap, size_t len, size_t n, size_t size);
+
+/* The encoders' byte array. */
 struct cgt_buf {
 	uint8_t *data;
 	size_t len, cap;
