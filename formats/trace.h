@@ -756,7 +756,8 @@ void cgt_archive_unpacked_free(char *dir);
 /* All blocks defined so far, indexed by id (ids are dense, from 0). */
 struct cgt_block_table {
 	struct cgt_block **blocks;
-	uint32_t n, cap;
+	uint32_t n;
+	size_t cap;
 	/* Encoder state: the segment being written (blocks' last_value from
 	   earlier segments count as zeros) and the outcomes of the last 64
 	   conditional branches encoded, the last in bit 0. */
@@ -880,7 +881,8 @@ struct cgt_events_state {
 		   not such (exit 3 always is: more follows). */
 		uint8_t values_in_prefix[4], ops_in_prefix[4];
 	} *slots;			/* by block id */
-	uint32_t n_slots, cap_slots;	/* blocks this decoder may use */
+	uint32_t n_slots;		/* blocks this decoder may use */
+	size_t cap_slots;
 	uint32_t segment;		/* counts segments begun, from 1 */
 	uint32_t version;		/* of the trace format: how EVENTS are laid out */
 };
