@@ -89,17 +89,15 @@ enum {
 /* A list of patterns, NULL-ended. */
 struct patterns {
 	const char **v;
-	size_t n;
+	size_t n, cap;
 };
 
 static int add_pattern(struct patterns *p, const char *s)
 {
-	const char **v = realloc(p->v, (p->n + 2) * sizeof(*v));
-	if (v == NULL)
+	if (p->n + 2 > p->cap && cgt_array_grow(&p->v, &p->cap, p->n, 2, sizeof(*p->v)) < 0)
 		return -1;
-	v[p->n++] = s;
-	v[p->n] = NULL;
-	p->v = v;
+	p->v[p->n++] = s;
+	p->v[p->n] = NULL;
 	return 0;
 }
 
@@ -115,7 +113,7 @@ struct dumps {
 	const char *trace;
 	int quiet;
 	char *combined;		/* --combine-dumps: the parts so far */
-	size_t combined_len;
+	size_t combined_len, combined_cap;
 };
 
 /* Writes text to path by the output rules. */
@@ -216,12 +214,12 @@ static int on_dump(void *arg, const struct cgt_cg_profile *p, struct cgt_error *
 	if (fclose(f) != 0 && rc == 0)
 		rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 	if (rc == 0 && ds->combine) {
-		char *all = realloc(ds->combined, ds->combined_len + len + 1);
-		if (all == NULL) {
+		if (ds->combined_len + len + 1 > ds->combined_cap &&
+		    cgt_array_grow(&ds->combined, &ds->combined_cap, ds->combined_len, len + 1,
+				   1) < 0) {
 			rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 		} else {
-			memcpy(all + ds->combined_len, text, len + 1);
-			ds->combined = all;
+			memcpy(ds->combined + ds->combined_len, text, len + 1);
 			ds->combined_len += len;
 			if (p->final)
 				rc = put_file(ds, ds->base, ds->combined, ds->combined_len, e);
