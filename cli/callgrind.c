@@ -3,7 +3,6 @@
  * the call-graph replay -> callgrind.out files, one per dump.
  */
 #include <dirent.h>
-#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -116,35 +115,25 @@ struct dumps {
 	size_t combined_len, combined_cap;
 };
 
+struct text {
+	const char *bytes;
+	size_t len;
+};
+
+static int write_text(FILE *f, const void *data, struct cgt_error *e)
+{
+	const struct text *t = data;
+	(void)e;	/* a failed fwrite is write_output's to say */
+	fwrite(t->bytes, 1, t->len, f);
+	return 0;
+}
+
 /* Writes text to path by the output rules. */
 static int put_file(struct dumps *ds, const char *path, const char *text, size_t len, struct cgt_error *e)
 {
-	struct cgt_output out = { 0 };
-	const char *inputs[] = { ds->trace };
-	int rc = -1;
-	if ((ds->named && cgt_output_check(path, CGT_OUTPUT_CALLGRIND, inputs, 1, e) < 0) ||
-	    cgt_output_prepare(&out, path, !ds->named, e) < 0)
-		goto out;
-	FILE *f = fopen(out.write_path, "w");
-	if (f == NULL) {
-		cgt_fail(e, cgt_err_io, "cannot write '%s': %s", path, strerror(errno));
-		goto out;
-	}
-	size_t n = fwrite(text, 1, len, f);
-	if (fclose(f) != 0 || n != len) {
-		cgt_fail(e, cgt_err_io, "cannot write '%s': %s", path, strerror(errno));
-		goto out;
-	}
-	if (cgt_output_commit(&out, e) < 0)
-		goto out;
-	if (!ds->quiet && strcmp(out.written, out.path) != 0)
-		fprintf(stderr, "cgtrace: %s exists: wrote %s\n", out.path, out.written);
-	rc = 0;
-out:
-	if (rc < 0)
-		cgt_output_blame(&out, e);
-	cgt_output_discard(&out);
-	return rc;
+	const struct text t = { text, len };
+	return write_output(path, ds->named, CGT_OUTPUT_CALLGRIND, ds->trace, ds->quiet, write_text, &t,
+			    e);
 }
 
 /* 1 if the directory listing d holds name, or name.N (a dump part). */
