@@ -3,7 +3,6 @@
  * the call-graph replay -> callgrind.out files, one per dump.
  */
 #include <dirent.h>
-#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -89,17 +88,15 @@ enum {
 /* A list of patterns, NULL-ended. */
 struct patterns {
 	const char **v;
-	size_t n;
+	size_t n, cap;
 };
 
 static int add_pattern(struct patterns *p, const char *s)
 {
-	const char **v = realloc(p->v, (p->n + 2) * sizeof(*v));
-	if (v == NULL)
+	if (p->n + 2 > p->cap && cgt_array_grow(&p->v, &p->cap, p->n, 2, sizeof(*p->v)) < 0)
 		return -1;
-	v[p->n++] = s;
-	v[p->n] = NULL;
-	p->v = v;
+	p->v[p->n++] = s;
+	p->v[p->n] = NULL;
 	return 0;
 }
 
@@ -115,38 +112,28 @@ struct dumps {
 	const char *trace;
 	int quiet;
 	char *combined;		/* --combine-dumps: the parts so far */
-	size_t combined_len;
+	size_t combined_len, combined_cap;
 };
+
+struct text {
+	const char *bytes;
+	size_t len;
+};
+
+static int write_text(FILE *f, const void *data, struct cgt_error *e)
+{
+	const struct text *t = data;
+	(void)e;	/* a failed fwrite is write_output's to say */
+	fwrite(t->bytes, 1, t->len, f);
+	return 0;
+}
 
 /* Writes text to path by the output rules. */
 static int put_file(struct dumps *ds, const char *path, const char *text, size_t len, struct cgt_error *e)
 {
-	struct cgt_output out = { 0 };
-	const char *inputs[] = { ds->trace };
-	int rc = -1;
-	if ((ds->named && cgt_output_check(path, CGT_OUTPUT_CALLGRIND, inputs, 1, e) < 0) ||
-	    cgt_output_prepare(&out, path, !ds->named, e) < 0)
-		goto out;
-	FILE *f = fopen(out.write_path, "w");
-	if (f == NULL) {
-		cgt_fail(e, cgt_err_io, "cannot write '%s': %s", path, strerror(errno));
-		goto out;
-	}
-	size_t n = fwrite(text, 1, len, f);
-	if (fclose(f) != 0 || n != len) {
-		cgt_fail(e, cgt_err_io, "cannot write '%s': %s", path, strerror(errno));
-		goto out;
-	}
-	if (cgt_output_commit(&out, e) < 0)
-		goto out;
-	if (!ds->quiet && strcmp(out.written, out.path) != 0)
-		fprintf(stderr, "cgtrace: %s exists: wrote %s\n", out.path, out.written);
-	rc = 0;
-out:
-	if (rc < 0)
-		cgt_output_blame(&out, e);
-	cgt_output_discard(&out);
-	return rc;
+	const struct text t = { text, len };
+	return write_output(path, ds->named, CGT_OUTPUT_CALLGRIND, ds->trace, ds->quiet, write_text, &t,
+			    e);
 }
 
 /* 1 if the directory listing d holds name, or name.N (a dump part). */
@@ -216,12 +203,12 @@ static int on_dump(void *arg, const struct cgt_cg_profile *p, struct cgt_error *
 	if (fclose(f) != 0 && rc == 0)
 		rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 	if (rc == 0 && ds->combine) {
-		char *all = realloc(ds->combined, ds->combined_len + len + 1);
-		if (all == NULL) {
+		if (ds->combined_len + len + 1 > ds->combined_cap &&
+		    cgt_array_grow(&ds->combined, &ds->combined_cap, ds->combined_len, len + 1,
+				   1) < 0) {
 			rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 		} else {
-			memcpy(all + ds->combined_len, text, len + 1);
-			ds->combined = all;
+			memcpy(ds->combined + ds->combined_len, text, len + 1);
 			ds->combined_len += len;
 			if (p->final)
 				rc = put_file(ds, ds->base, ds->combined, ds->combined_len, e);

@@ -367,6 +367,37 @@ int report_error(const struct cgt_error *e)
 	return 1;
 }
 
+int write_output(const char *path, int named, enum cgt_output_kind kind, const char *input,
+		 int quiet, int (*write)(FILE *f, const void *data, struct cgt_error *e),
+		 const void *data, struct cgt_error *e)
+{
+	struct cgt_output out = { 0 };
+	const char *inputs[] = { input };
+	int rc = -1;
+	if ((named && cgt_output_check(path, kind, inputs, 1, e) < 0) ||
+	    cgt_output_prepare(&out, path, !named, e) < 0)
+		goto out;
+	FILE *f = fopen(out.write_path, "w");
+	if (f == NULL) {
+		cgt_fail(e, cgt_err_io, "cannot write '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	rc = write(f, data, e);
+	int failed = ferror(f);
+	/* fclose writes what is still buffered: its failure is a write's */
+	if ((fclose(f) != 0 || failed) && rc == 0)
+		rc = cgt_fail(e, cgt_err_io, "cannot write '%s': %s", path, strerror(errno));
+	if (rc == 0)
+		rc = cgt_output_commit(&out, e);
+	if (rc == 0 && !quiet && strcmp(out.written, out.path) != 0)
+		fprintf(stderr, "cgtrace: %s exists: wrote %s\n", out.path, out.written);
+out:
+	if (rc < 0)
+		cgt_output_blame(&out, e);
+	cgt_output_discard(&out);
+	return rc < 0 ? -1 : 0;
+}
+
 /* Where a module's symbols would be read from now (cgtrace info). */
 static void describe_module(FILE *out, const struct cgt_module *m, void *arg)
 {

@@ -2,7 +2,6 @@
  * `cgtrace simulate`: options as Cachegrind's, then decode -> simulate ->
  * report, wired together.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
@@ -295,39 +294,21 @@ static int outputs_apart(char *const *out_paths, int n_out, const char *summary,
 	return rc;
 }
 
-/* A summary or plot file: written whole, then put in place. */
-static int write_named(const char *path, const char *input,
-		       int (*write)(FILE *f, const struct cgt_sweep_table *t, int json,
-				    struct cgt_error *e),
-		       const struct cgt_sweep_table *t, int json, struct cgt_error *e)
+/* A sweep's summary file (write_output's data). */
+struct summary {
+	const struct cgt_sweep_table *table;
+	int json;
+};
+
+static int write_summary(FILE *f, const void *data, struct cgt_error *e)
 {
-	struct cgt_output o;
-	const char *inputs[] = { input };
-	if (cgt_output_check(path, CGT_OUTPUT_NAMED, inputs, 1, e) < 0 ||
-	    cgt_output_prepare(&o, path, 0, e) < 0)
-		return -1;
-	FILE *f = fopen(o.write_path, "w");
-	int rc = f == NULL ? cgt_fail(e, cgt_err_io, "cannot write '%s': %s", path, strerror(errno))
-			   : write(f, t, json, e);
-	if (f != NULL && fclose(f) != 0 && rc == 0)
-		rc = cgt_fail(e, cgt_err_io, "cannot write '%s': %s", path, strerror(errno));
-	if (rc == 0)
-		rc = cgt_output_commit(&o, e);
-	if (rc < 0)
-		cgt_output_blame(&o, e);
-	cgt_output_discard(&o);
-	return rc < 0 ? -1 : 0;
+	const struct summary *s = data;
+	return cgt_sweep_write_summary(f, s->json, s->table, e);
 }
 
-static int write_summary(FILE *f, const struct cgt_sweep_table *t, int json, struct cgt_error *e)
+static int write_plot(FILE *f, const void *data, struct cgt_error *e)
 {
-	return cgt_sweep_write_summary(f, json, t, e);
-}
-
-static int write_plot(FILE *f, const struct cgt_sweep_table *t, int json, struct cgt_error *e)
-{
-	(void)json;
-	return cgt_sweep_write_plot(f, t, e);
+	return cgt_sweep_write_plot(f, data, e);
 }
 
 /* The caches not given: the recording host's, by Cachegrind's rules (and
@@ -667,11 +648,14 @@ int cmd_simulate(int argc, char **argv)
 							  all_totals + (size_t)k * CGT_MAX_EVENTS };
 		struct cgt_sweep_table table = { &profile.events, rows, (unsigned)n_configs };
 		rc = quiet || n_configs == 1 ? 0 : cgt_sweep_print(stderr, &table, &e);
-		if (rc == 0 && summary_path != NULL)
-			rc = write_named(summary_path, path, write_summary, &table,
-					 cgt_sweep_summary_format(summary_path), &e);
+		if (rc == 0 && summary_path != NULL) {
+			const struct summary s = { &table, cgt_sweep_summary_format(summary_path) };
+			rc = write_output(summary_path, 1, CGT_OUTPUT_NAMED, path, quiet,
+					  write_summary, &s, &e);
+		}
 		if (rc == 0 && plot_path != NULL)
-			rc = write_named(plot_path, path, write_plot, &table, 0, &e);
+			rc = write_output(plot_path, 1, CGT_OUTPUT_NAMED, path, quiet, write_plot,
+					  &table, &e);
 		free(rows);
 		if (rc < 0) {
 			report_error(&e);

@@ -34,7 +34,7 @@ struct cgt_decoder {
 	struct cgt_reader *reader;
 	struct cgt_trace_header header;
 	struct cgt_module *first_modules;	/* the first frame's MODULE records */
-	size_t n_first_modules;
+	size_t n_first_modules, cap_first_modules;
 
 	pthread_mutex_t lock;		/* everything below */
 	pthread_cond_t cond;
@@ -53,7 +53,7 @@ struct cgt_decoder {
 	struct cgt_error error;
 	uint64_t holes;			/* frames lost so far, in frame order */
 	struct cgt_damage *losses;	/* per segment, in the order noted */
-	size_t n_losses;
+	size_t n_losses, cap_losses;
 
 	struct cgt_decode_worker *sequential;	/* cgt_decoder_next's */
 	int sequential_in_segment;
@@ -69,7 +69,7 @@ struct cgt_decode_worker {
 	struct cgt_record rec;
 	int in_segment;
 	uint64_t *scratch;	/* the values of a batch's slow executions */
-	uint32_t scratch_cap;
+	size_t scratch_cap;
 	uint64_t segment;	/* the index of the segment it has */
 	int used;		/* executions of the segment were handed out */
 	int after_hole;		/* the frame follows a loss of definitions */
@@ -104,13 +104,13 @@ static int end_loss(struct cgt_decode_worker *w, struct cgt_error *e)
 		return 0;
 	w->skipping = 0;
 	pthread_mutex_lock(&d->lock);
-	struct cgt_damage *l = realloc(d->losses, (d->n_losses + 1) * sizeof(*l));
-	if (l != NULL) {
-		d->losses = l;
+	int room = d->n_losses < d->cap_losses ||
+		   cgt_array_grow(&d->losses, &d->cap_losses, d->n_losses, 1,
+				  sizeof(*d->losses)) == 0;
+	if (room)
 		d->losses[d->n_losses++] = w->loss;
-	}
 	pthread_mutex_unlock(&d->lock);
-	return l == NULL ? cgt_fail(e, cgt_err_nomem, "out of memory") : 0;
+	return room ? 0 : cgt_fail(e, cgt_err_nomem, "out of memory");
 }
 
 /* Counts bytes more of memory for module mappings: 0, or an error if the
@@ -136,14 +136,9 @@ static int add_mapping(struct cgt_decoder *d, const struct cgt_module *m, uint32
 {
 	if (charge_maps(d, sizeof(struct cgt_mapping) + strlen(m->path) + 1, rec, e) < 0)
 		return -e->status;
-	if (d->n_maps == d->cap_maps) {
-		size_t cap = d->cap_maps ? d->cap_maps * 2 : 64;
-		struct cgt_mapping *maps = realloc(d->maps, cap * sizeof(*maps));
-		if (maps == NULL)
-			return cgt_fail(e, cgt_err_nomem, "out of memory");
-		d->maps = maps;
-		d->cap_maps = cap;
-	}
+	if (d->n_maps == d->cap_maps &&
+	    cgt_array_grow(&d->maps, &d->cap_maps, d->n_maps, 1, sizeof(*d->maps)) < 0)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	struct cgt_mapping *map = &d->maps[d->n_maps++];
 	map->module = *m;
 	map->epoch_mapped = epoch;
@@ -364,13 +359,10 @@ static int prepare_frame(struct cgt_decode_worker *w, struct cgt_error *e)
 	/* Room for the values of every block applied so far, even in a frame
 	   being skipped: a SEGMENT record in it ends the skipping, and its
 	   EVENTS after that are decoded. */
-	if (w->scratch_cap < w->max_block_values) {
-		uint64_t *v = realloc(w->scratch, w->max_block_values * sizeof(*v));
-		if (v == NULL)
-			return cgt_fail(e, cgt_err_nomem, "out of memory");
-		w->scratch = v;
-		w->scratch_cap = w->max_block_values;
-	}
+	if (w->scratch_cap < w->max_block_values &&
+	    cgt_array_grow(&w->scratch, &w->scratch_cap, 0, w->max_block_values,
+			   sizeof(*w->scratch)) < 0)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	if (damaged) {
 		w->frame.pos = w->frame.len = 0;
 		lose_from_here(w, why.msg);
@@ -800,18 +792,17 @@ int cgt_decoder_open(struct cgt_decoder **out, const char *path, const struct cg
 			rc = 0;
 			if (rec.type != CGT_REC_MODULE)
 				continue;
-			struct cgt_module *m = realloc(d->first_modules,
-						       (d->n_first_modules + 1) * sizeof(*m));
-			if (m == NULL) {
+			if (d->n_first_modules == d->cap_first_modules &&
+			    cgt_array_grow(&d->first_modules, &d->cap_first_modules,
+					   d->n_first_modules, 1, sizeof(*d->first_modules)) < 0) {
 				rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 				break;
 			}
-			d->first_modules = m;
-			rc = cgt_module_decode(&m[d->n_first_modules], &rec, e);
+			struct cgt_module *m = &d->first_modules[d->n_first_modules];
+			rc = cgt_module_decode(m, &rec, e);
 			d->n_first_modules += rc == 0;
 			if (rc == 0)
-				rc = charge_maps(d, sizeof(*m) + strlen(m[d->n_first_modules - 1].path) + 1,
-						 &rec, e);
+				rc = charge_maps(d, sizeof(*m) + strlen(m->path) + 1, &rec, e);
 		}
 	}
 	if (rc == 0 && strcmp(d->header.backend, "pt") == 0 && !d->header.decoded.present) {

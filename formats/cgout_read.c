@@ -197,15 +197,10 @@ int cgt_cgout_open(struct cgt_cgout_reader **out, const char *path, struct cgt_e
 	int read_error = 0;
 	r->data = malloc(cap);
 	while (r->data != NULL) {
-		if (got == cap) {
-			char *data = cap <= SIZE_MAX / 2 ? realloc(r->data, cap * 2) : NULL;
-			if (data == NULL) {
-				free(r->data);
-				r->data = NULL;
-				break;
-			}
-			r->data = data;
-			cap *= 2;
+		if (got == cap && cgt_array_grow(&r->data, &cap, got, 1, 1) < 0) {
+			free(r->data);
+			r->data = NULL;
+			break;
 		}
 		ssize_t n = read(fd, r->data + got, cap - got);
 		if (n < 0 && errno == EINTR)
@@ -328,13 +323,8 @@ const char *const *cgt_cgout_events(const struct cgt_cgout_reader *r)
 static const char *name_of(struct cgt_cgout_reader *r)
 {
 	size_t n = r->len - 3 - (r->terminated || r->len == 3 ? 0 : 1);
-	if (n + 1 > r->name_cap) {
-		char *name = realloc(r->name, n + 1);
-		if (name == NULL)
-			return NULL;
-		r->name = name;
-		r->name_cap = n + 1;
-	}
+	if (n + 1 > r->name_cap && cgt_array_grow(&r->name, &r->name_cap, 0, n + 1, 1) < 0)
+		return NULL;
 	memcpy(r->name, r->text + 3, n);
 	r->name[n] = '\0';
 	return r->name;

@@ -293,8 +293,18 @@ struct cgt_block {
 /* Marks a guarded access whose guard was false in a decoded value array. */
 #define CGT_NO_ACCESS UINT64_MAX
 
-/* ---- Growable byte buffer used by the encoders ----------------------- */
+/* ---- Growable arrays (array.c) ----------------------------------------- */
 
+/* Every growable array grows here, so that one rule (doubling, overflow
+   checks) holds for all.  array is the address of the array's pointer (of
+   any type) and *cap its capacity in elements of size bytes: makes room for
+   len + n elements and returns 0, or -1 if out of memory or the size
+   overflows, the array and *cap untouched.  Callers compare len + n with
+   their capacity inline first, so that appending costs a call only when the
+   array must grow. */
+int cgt_array_grow(void *array, size_t *cap, size_t len, size_t n, size_t size);
+
+/* The encoders' byte array. */
 struct cgt_buf {
 	uint8_t *data;
 	size_t len, cap;
@@ -746,7 +756,8 @@ void cgt_archive_unpacked_free(char *dir);
 /* All blocks defined so far, indexed by id (ids are dense, from 0). */
 struct cgt_block_table {
 	struct cgt_block **blocks;
-	uint32_t n, cap;
+	uint32_t n;
+	size_t cap;
 	/* Encoder state: the segment being written (blocks' last_value from
 	   earlier segments count as zeros) and the outcomes of the last 64
 	   conditional branches encoded, the last in bit 0. */
@@ -870,7 +881,8 @@ struct cgt_events_state {
 		   not such (exit 3 always is: more follows). */
 		uint8_t values_in_prefix[4], ops_in_prefix[4];
 	} *slots;			/* by block id */
-	uint32_t n_slots, cap_slots;	/* blocks this decoder may use */
+	uint32_t n_slots;		/* blocks this decoder may use */
+	size_t cap_slots;
 	uint32_t segment;		/* counts segments begun, from 1 */
 	uint32_t version;		/* of the trace format: how EVENTS are laid out */
 };

@@ -105,14 +105,8 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 			*why = "jump kinds 0-5";
 			return -cgt_err_corrupt;
 		}
-	if (t->n == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 1024;
-		struct cgt_block **blocks = realloc(t->blocks, cap * sizeof(*blocks));
-		if (blocks == NULL)
-			return -cgt_err_nomem;
-		t->blocks = blocks;
-		t->cap = cap;
-	}
+	if (t->n == t->cap && cgt_array_grow(&t->blocks, &t->cap, t->n, 1, sizeof(*t->blocks)) < 0)
+		return -cgt_err_nomem;
 
 	/* One allocation per block; the 8-byte members come first. */
 	size_t size = block_bytes(n_insns, n_ops, n_exits, n_values, jumps != NULL);

@@ -153,16 +153,9 @@ int cgt_segment_decode(struct cgt_segment_state *s, const struct cgt_record *rec
 
 int cgt_events_state_sync(struct cgt_events_state *s, const struct cgt_block_table *t)
 {
-	if (t->n > s->cap_slots) {
-		uint32_t cap = s->cap_slots ? s->cap_slots : 1024;
-		while (cap < t->n)
-			cap *= 2;
-		struct cgt_events_slot *slots = realloc(s->slots, cap * sizeof(*slots));
-		if (slots == NULL)
-			return -cgt_err_nomem;
-		s->slots = slots;
-		s->cap_slots = cap;
-	}
+	if (t->n > s->cap_slots &&
+	    cgt_array_grow(&s->slots, &s->cap_slots, 0, t->n, sizeof(*s->slots)) < 0)
+		return -cgt_err_nomem;
 	for (uint32_t id = s->n_slots; id < t->n; id++) {
 		uint64_t *last = calloc(t->blocks[id]->n_values + 1, sizeof(uint64_t));
 		if (last == NULL)

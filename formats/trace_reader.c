@@ -50,7 +50,7 @@ struct cgt_reader {
 	int at_end;
 	int skip_damage;	/* opened by cgt_reader_open_skipping */
 	struct cgt_damage *damage;	/* the stretches passed over, in file order */
-	size_t n_damage;
+	size_t n_damage, cap_damage;
 	int lookahead_status;	/* an error looking past the last frame taken: */
 	struct cgt_error lookahead_error;	/* the next take reports it */
 
@@ -152,11 +152,10 @@ static int pass_damage(struct cgt_reader *r, uint64_t offset, int cut, struct cg
 		note_truncation(r, offset);
 		return 0;
 	}
-	struct cgt_damage *d = realloc(r->damage, (r->n_damage + 1) * sizeof(*d));
-	if (d == NULL)
+	if (r->n_damage == r->cap_damage &&
+	    cgt_array_grow(&r->damage, &r->cap_damage, r->n_damage, 1, sizeof(*r->damage)) < 0)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
-	r->damage = d;
-	d = &r->damage[r->n_damage++];
+	struct cgt_damage *d = &r->damage[r->n_damage++];
 	*d = (struct cgt_damage){ offset, marker == UINT64_MAX ? r->file_size : marker, 0,
 				  UINT64_MAX, 0, "" };
 	memcpy(d->why, why->msg, sizeof(d->why));

@@ -66,15 +66,10 @@ char *cgt_expand_output_name(const char *tmpl, long pid, const char **why)
 			free(out);
 			return NULL;
 		}
-		if (len + n + 1 > cap) {
-			cap = (len + n + 1) * 2;
-			char *bigger = realloc(out, cap);
-			if (bigger == NULL) {
-				*why = "out of memory";
-				free(out);
-				return NULL;
-			}
-			out = bigger;
+		if (len + n + 1 > cap && cgt_array_grow(&out, &cap, len, n + 1, 1) < 0) {
+			*why = "out of memory";
+			free(out);
+			return NULL;
 		}
 		memcpy(out + len, add, n);
 		len += n;

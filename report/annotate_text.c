@@ -434,14 +434,8 @@ static const char *source_line(struct source *s)
 			ended = 1;
 			break;
 		}
-		if (n + 2 > s->cap) {
-			size_t cap = s->cap ? 2 * s->cap : 256;
-			char *line = realloc(s->line, cap);
-			if (line == NULL)
-				return NULL;
-			s->line = line;
-			s->cap = cap;
-		}
+		if (n + 2 > s->cap && cgt_array_grow(&s->line, &s->cap, n, 2, 1) < 0)
+			return NULL;
 		s->line[n++] = (char)c;
 	}
 	if (n == 0 && !ended)

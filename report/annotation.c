@@ -17,15 +17,10 @@ void *annotation_alloc(struct annotation *a, size_t size)
 	void *p = calloc(1, size ? size : 1);
 	if (p == NULL)
 		return NULL;
-	if (a->n_allocs == a->cap_allocs) {
-		size_t cap = a->cap_allocs ? 2 * a->cap_allocs : 1024;
-		void **allocs = realloc(a->allocs, cap * sizeof(*allocs));
-		if (allocs == NULL) {
-			free(p);
-			return NULL;
-		}
-		a->allocs = allocs;
-		a->cap_allocs = cap;
+	if (a->n_allocs == a->cap_allocs &&
+	    cgt_array_grow(&a->allocs, &a->cap_allocs, a->n_allocs, 1, sizeof(*a->allocs)) < 0) {
+		free(p);
+		return NULL;
 	}
 	a->allocs[a->n_allocs++] = p;
 	return p;
@@ -247,15 +242,11 @@ static int read_file(struct annotation *a, unsigned file_index)
 						rc = annotation_oom(a);
 						goto out;
 					}
-					if (ofls->n == ofls->cap) {
-						unsigned cap = ofls->cap ? 2 * ofls->cap : 4;
-						const char **names = realloc(ofls->names, cap * sizeof(*names));
-						if (names == NULL) {
-							rc = annotation_oom(a);
-							goto out;
-						}
-						ofls->names = names;
-						ofls->cap = cap;
+					if (ofls->n == ofls->cap &&
+					    cgt_array_grow(&ofls->names, &ofls->cap, ofls->n, 1,
+							   sizeof(*ofls->names)) < 0) {
+						rc = annotation_oom(a);
+						goto out;
 					}
 					ofls->names[ofls->n++] = ofl;
 				}

@@ -27,7 +27,8 @@ struct dcc {
 
 struct name_list {
 	const char **names;
-	unsigned n, cap;
+	unsigned n;
+	size_t cap;
 };
 
 struct annotation {

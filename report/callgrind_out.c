@@ -40,10 +40,11 @@ struct cgt_callgrind_writer {
 	const struct cgt_callgrind_out_options *o;
 	unsigned n_ev;
 	struct file_id *files;
-	uint32_t n_files, cap_files;
+	uint32_t n_files;
+	size_t cap_files;
 	struct cgt_map file_index;
 	uint8_t *obj_written;
-	uint32_t n_obj_written;
+	size_t n_obj_written;
 	struct cgt_map fn_ids;	/* (context, rec) -> id + 1, FN_WRITTEN once defined in the file */
 	uint32_t n_fn_ids;
 	struct pos last;	/* where the readers are */
@@ -62,15 +63,11 @@ static uint32_t file_of(struct writer *w, uint32_t obj, const char *name)
 	for (uint32_t i = head ? (uint32_t)(uintptr_t)head : 0; i != 0; i = w->files[i].next)
 		if (w->files[i].obj == obj && strcmp(w->files[i].name, name) == 0)
 			return i;
-	if (w->n_files + 1 >= w->cap_files) {
-		uint32_t cap = w->cap_files ? 2 * w->cap_files : 256;
-		struct file_id *v = realloc(w->files, cap * sizeof(*v));
-		if (v == NULL) {
-			w->failed = 1;
-			return 0;
-		}
-		w->files = v;
-		w->cap_files = cap;
+	/* files[0] is unused: 0 is no file. */
+	if (w->n_files + 1 >= w->cap_files &&
+	    cgt_array_grow(&w->files, &w->cap_files, w->n_files + 1, 1, sizeof(*w->files)) < 0) {
+		w->failed = 1;
+		return 0;
 	}
 	uint32_t i = ++w->n_files;
 	w->files[i] = (struct file_id){ obj, name, head ? (uint32_t)(uintptr_t)head : 0, 0 };
@@ -339,12 +336,11 @@ int cgt_callgrind_writer_part(struct cgt_callgrind_writer *w, FILE *f, const str
 	w->n_ev = p->events.n;
 	memset(w->totals, 0, sizeof(w->totals));
 	if (p->n_objs + 1 > w->n_obj_written) {
-		uint8_t *v = realloc(w->obj_written, p->n_objs + 1);
-		if (v == NULL)
+		size_t n = w->n_obj_written;
+		if (cgt_array_grow(&w->obj_written, &n, 0, (size_t)p->n_objs + 1, 1) < 0)
 			return cgt_fail(e, cgt_err_nomem, "out of memory");
-		memset(v + w->n_obj_written, 0, p->n_objs + 1 - w->n_obj_written);
-		w->obj_written = v;
-		w->n_obj_written = p->n_objs + 1;
+		memset(w->obj_written + w->n_obj_written, 0, n - w->n_obj_written);
+		w->n_obj_written = n;
 	}
 	if (first) {
 		/* a file of its own: every name defined again */

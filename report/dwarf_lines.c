@@ -226,14 +226,8 @@ static void add_line_info(struct dwarf_lines *l, const char *file, uint64_t lo, 
 			return;
 		}
 	}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 1024;
-		struct loc *locs = realloc(l->locs, cap * sizeof(*locs));
-		if (locs == NULL)
-			return;
-		l->locs = locs;
-		l->cap = cap;
-	}
+	if (l->n == l->cap && cgt_array_grow(&l->locs, &l->cap, l->n, 1, sizeof(*l->locs)) < 0)
+		return;
 	l->locs[l->n++] = (struct loc){ lo, (uint32_t)size, (int32_t)line, file };
 }
 
@@ -276,14 +270,8 @@ struct table {
 
 static void table_push(struct table *t, const char *s)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 32;
-		const char **items = realloc(t->items, cap * sizeof(*items));
-		if (items == NULL)
-			return;
-		t->items = items;
-		t->cap = cap;
-	}
+	if (t->n == t->cap && cgt_array_grow(&t->items, &t->cap, t->n, 1, sizeof(*t->items)) < 0)
+		return;
 	t->items[t->n++] = s;
 }
 

@@ -27,7 +27,8 @@ struct sym {
 	uint64_t addr, size;
 	const char *name;	/* primary */
 	const char **more;	/* other names of the same range */
-	uint32_t n_more, cap_more;
+	size_t cap_more;
+	uint32_t n_more;
 	int is_text;
 };
 
@@ -98,14 +99,8 @@ static Elf_Scn *find_section(Elf *elf, Elf64_Word type, const char *name)
 
 static int add_sym(struct elf_symbols *s, size_t *cap, const struct sym *sym)
 {
-	if (s->n == *cap) {
-		size_t c = *cap ? 2 * *cap : 1024;
-		struct sym *syms = realloc(s->syms, c * sizeof(*syms));
-		if (syms == NULL)
-			return -1;
-		s->syms = syms;
-		*cap = c;
-	}
+	if (s->n == *cap && cgt_array_grow(&s->syms, cap, s->n, 1, sizeof(*s->syms)) < 0)
+		return -1;
 	s->syms[s->n++] = *sym;
 	return 0;
 }
@@ -150,7 +145,8 @@ static void read_table(Elf *elf, Elf_Scn *scn, const struct layout *lay, struct 
 		}
 		if (!ok)
 			continue;
-		struct sym sym = { value, size, string_set_intern(names, name), NULL, 0, 0, is_text };
+		struct sym sym = { .addr = value, .size = size,
+				   .name = string_set_intern(names, name), .is_text = is_text };
 		if (sym.name == NULL || add_sym(s, cap, &sym) < 0)
 			return;
 	}
@@ -248,15 +244,10 @@ static void bm_sort(struct sym *a, size_t n)
 
 static int add_names(struct sym *to, const struct sym *from)
 {
-	uint32_t need = to->n_more + 1 + from->n_more;
-	if (need > to->cap_more) {
-		uint32_t cap = need * 2;
-		const char **more = realloc(to->more, cap * sizeof(*more));
-		if (more == NULL)
-			return -1;
-		to->more = more;
-		to->cap_more = cap;
-	}
+	if (to->n_more + 1 + (size_t)from->n_more > to->cap_more &&
+	    cgt_array_grow(&to->more, &to->cap_more, to->n_more, 1 + (size_t)from->n_more,
+			   sizeof(*to->more)) < 0)
+		return -1;
 	to->more[to->n_more++] = from->name;
 	for (uint32_t i = 0; i < from->n_more; i++)
 		to->more[to->n_more++] = from->more[i];
@@ -479,6 +470,7 @@ struct elf_symbols *elf_symbols_load(Elf *elf, const char *path, const char *fou
 		free(s->syms[i].more);
 		s->syms[i].more = NULL;
 		s->syms[i].n_more = 0;
+		s->syms[i].cap_more = 0;
 		s->syms[i].name = display_name(s->syms[i].name, names);
 	}
 	if (s->n == 0) {

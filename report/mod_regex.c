@@ -89,16 +89,8 @@ struct cgt_mod *cgt_mod_parse(const char *expr)
 
 static int append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
 {
-	if (*len + n + 1 > *cap) {
-		size_t c = (*cap ? *cap : 64);
-		while (c < *len + n + 1)
-			c *= 2;
-		char *b = realloc(*buf, c);
-		if (b == NULL)
-			return -1;
-		*buf = b;
-		*cap = c;
-	}
+	if (*len + n + 1 > *cap && cgt_array_grow(buf, cap, *len, n + 1, 1) < 0)
+		return -1;
 	memcpy(*buf + *len, s, n);
 	*len += n;
 	(*buf)[*len] = '\0';

@@ -68,14 +68,9 @@ static int64_t line_number(struct cgt_profile_lines *pl, struct line_index *ix,
 	for (; ix->slots[j] != 0; j = (j + 1) & (ix->cap - 1))
 		if (same(&pl->lines[ix->slots[j] - 1], k))
 			return ix->slots[j] - 1;
-	if (pl->n_lines == pl->cap_lines) {
-		size_t cap = pl->cap_lines ? 2 * pl->cap_lines : 4096;
-		struct line_key *v = realloc(pl->lines, cap * sizeof(*v));
-		if (v == NULL)
-			return -1;
-		pl->lines = v;
-		pl->cap_lines = cap;
-	}
+	if (pl->n_lines == pl->cap_lines &&
+	    cgt_array_grow(&pl->lines, &pl->cap_lines, pl->n_lines, 1, sizeof(*pl->lines)) < 0)
+		return -1;
 	pl->lines[pl->n_lines] = *k;
 	ix->slots[j] = (uint32_t)++pl->n_lines;
 	return (int64_t)pl->n_lines - 1;

@@ -115,14 +115,10 @@ static struct module *open_module(struct cgt_symbolizer *sy, const struct cgt_mo
 					       "by `cgtrace archive`, or set DEBUGINFOD_URLS)"
 					     : "");
 	}
-	if (sy->n_modules == sy->cap_modules) {
-		size_t cap = sy->cap_modules ? 2 * sy->cap_modules : 16;
-		struct module *mods = realloc(sy->modules, cap * sizeof(*mods));
-		if (mods == NULL)
-			goto fail;
-		sy->modules = mods;
-		sy->cap_modules = cap;
-	}
+	if (sy->n_modules == sy->cap_modules &&
+	    cgt_array_grow(&sy->modules, &sy->cap_modules, sy->n_modules, 1,
+			   sizeof(*sy->modules)) < 0)
+		goto fail;
 	struct module *mod = &sy->modules[sy->n_modules];
 	memset(mod, 0, sizeof(*mod));
 	mod->path = strdup(m->path);
@@ -198,12 +194,13 @@ static struct module *module_of(struct cgt_symbolizer *sy, const struct cgt_mapp
 {
 	size_t n = sy->n_maps, k = (size_t)(map - sy->maps);
 	if (n > sy->n_mappings) {
-		size_t *m = realloc(sy->module_of_mapping, n * sizeof(*m));
-		if (m == NULL)
+		size_t cap = sy->n_mappings;
+		if (cgt_array_grow(&sy->module_of_mapping, &cap, 0, n,
+				   sizeof(*sy->module_of_mapping)) < 0)
 			return NULL;
-		memset(m + sy->n_mappings, 0, (n - sy->n_mappings) * sizeof(*m));
-		sy->module_of_mapping = m;
-		sy->n_mappings = n;
+		memset(sy->module_of_mapping + sy->n_mappings, 0,
+		       (cap - sy->n_mappings) * sizeof(*sy->module_of_mapping));
+		sy->n_mappings = cap;
 	}
 	if (sy->module_of_mapping[k] == 0) {
 		struct module *opened = open_module(sy, &map->module);

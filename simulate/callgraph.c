@@ -39,50 +39,24 @@
 /* Callgrind's jump kinds of a block's exits (global.h ClgJumpKind). */
 enum { JK_NONE, JK_JUMP, JK_CALL, JK_RETURN };
 
-/* ---- Growable arrays: every table is one, addressed by index ---------- */
+/* ---- Tables: growable arrays addressed by index ---------------------- */
 
+/* Elements are referred to by index, as pointers move when a table grows;
+   a table keeps its element size, which the helpers below need. */
 struct vec {
 	void *v;
 	size_t n, cap, size;
 };
 
-/* Room for one more element: its index, or -1 if out of memory. */
-static long vec_push(struct vec *a)
-{
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? 2 * a->cap : 64;
-		void *v = realloc(a->v, cap * a->size);
-		if (v == NULL)
-			return -1;
-		a->v = v;
-		a->cap = cap;
-	}
-	memset((char *)a->v + a->n * a->size, 0, a->size);
-	return (long)a->n++;
-}
-
-static int vec_grow(struct vec *a, size_t n)
-{
-	size_t cap = a->cap ? a->cap : 256;
-	while (cap < a->n + n)
-		cap *= 2;
-	void *v = realloc(a->v, cap * a->size);
-	if (v == NULL)
-		return -1;
-	a->v = v;
-	a->cap = cap;
-	return 0;
-}
-
 /* Room for n more elements, not counted yet (the hot paths write them
    whole): 0, or -1 if out of memory. */
 static inline int vec_reserve(struct vec *a, size_t n)
 {
-	return a->n + n <= a->cap ? 0 : vec_grow(a, n);
+	return a->n + n <= a->cap ? 0 : cgt_array_grow(&a->v, &a->cap, a->n, n, a->size);
 }
 
-/* n zeroed u64s (or u32s: the vec's size) at the end: the offset of the
-   first, or -1. */
+/* n zeroed elements at the end: the index of the first, or -1 if out of
+   memory. */
 static long vec_extend(struct vec *a, size_t n)
 {
 	if (vec_reserve(a, n) < 0)
@@ -91,6 +65,12 @@ static long vec_extend(struct vec *a, size_t n)
 	size_t at = a->n;
 	a->n += n;
 	return (long)at;
+}
+
+/* One zeroed element at the end: its index, or -1 if out of memory. */
+static long vec_push(struct vec *a)
+{
+	return vec_extend(a, 1);
 }
 
 #define AT(vec, type, i) (((type *)(vec).v)[i])
@@ -214,7 +194,7 @@ struct replay {
 	struct cgt_map name_index, context_index, bb_index;
 	struct vec block_bb;	/* uint32_t: trace block id -> BB + 1 */
 	struct thread **threads;	/* by tid */
-	uint32_t n_threads;
+	size_t n_threads;
 	struct thread *cur;
 	int instrumenting;
 	uint32_t exit_fn;	/* the first function named _exit (the freeres hack) */
@@ -846,12 +826,10 @@ static struct thread *get_thread(struct replay *r, uint32_t tid)
 	if (tid >= MAX_TID)
 		return NULL;
 	if (tid >= r->n_threads) {
-		uint32_t n = tid + 16;
-		struct thread **v = realloc(r->threads, n * sizeof(*v));
-		if (v == NULL)
+		size_t n = r->n_threads;
+		if (cgt_array_grow(&r->threads, &n, 0, (size_t)tid + 1, sizeof(*r->threads)) < 0)
 			return NULL;
-		memset(v + r->n_threads, 0, (n - r->n_threads) * sizeof(*v));
-		r->threads = v;
+		memset(r->threads + r->n_threads, 0, (n - r->n_threads) * sizeof(*r->threads));
 		r->n_threads = n;
 	}
 	if (r->threads[tid] == NULL) {
@@ -1958,7 +1936,7 @@ struct producer {
 	uint32_t min_line;
 	struct vec blocks;	/* struct producer_block, by trace block id */
 	struct l1_ref *misses;	/* room for a program's max_refs */
-	uint32_t n_misses;
+	size_t cap_misses;
 	struct cgt_error e;
 };
 
@@ -1995,14 +1973,10 @@ static struct block_program *compile(struct producer *p, const struct cgt_block 
 	const int inverted = last_branch_inverted(blk);
 	for (uint32_t k = 0; k < bp->prefixes[0].n_conds; k++)
 		bp->conds[k].inverted = inverted && bp->conds[k].op == last_exit_op;
-	if (bp->max_refs > p->n_misses) {
-		struct l1_ref *m = realloc(p->misses, bp->max_refs * sizeof(*m));
-		if (m == NULL) {
-			free(bp);
-			return NULL;
-		}
-		p->misses = m;
-		p->n_misses = bp->max_refs;
+	if (bp->max_refs > p->cap_misses &&
+	    cgt_array_grow(&p->misses, &p->cap_misses, 0, bp->max_refs, sizeof(*p->misses)) < 0) {
+		free(bp);
+		return NULL;
 	}
 	return bp;
 }

@@ -30,7 +30,7 @@
 
 struct miss_counts {
 	uint64_t **pages;
-	uint64_t n_pages;
+	size_t n_pages;
 };
 
 /* Makes room for slot's count: 0, or -1 if out of memory. */
@@ -38,14 +38,10 @@ static __attribute__((noinline)) int grow_counts(struct miss_counts *m, uint64_t
 {
 	uint64_t page = slot >> PAGE_BITS;
 	if (page >= m->n_pages) {
-		uint64_t n = m->n_pages ? m->n_pages : 16;
-		while (n <= page)
-			n *= 2;
-		uint64_t **v = n > SIZE_MAX / sizeof(*v) ? NULL : realloc(m->pages, n * sizeof(*v));
-		if (v == NULL)
+		size_t n = m->n_pages;
+		if (cgt_array_grow(&m->pages, &n, 0, page + 1, sizeof(*m->pages)) < 0)
 			return -1;
-		memset(v + m->n_pages, 0, (n - m->n_pages) * sizeof(*v));
-		m->pages = v;
+		memset(m->pages + m->n_pages, 0, (n - m->n_pages) * sizeof(*m->pages));
 		m->n_pages = n;
 	}
 	if (m->pages[page] == NULL && (m->pages[page] = calloc(1u << PAGE_BITS, sizeof(uint64_t))) == NULL)
@@ -65,7 +61,7 @@ static inline __attribute__((always_inline)) int count_miss(struct miss_counts *
 
 static void miss_counts_free(struct miss_counts *m)
 {
-	for (uint64_t k = 0; k < m->n_pages; k++)
+	for (size_t k = 0; k < m->n_pages; k++)
 		free(m->pages[k]);
 	free(m->pages);
 }
@@ -112,6 +108,7 @@ struct group {
 	uint32_t set_bits;
 	struct member **members;	/* by associativity, ascending */
 	unsigned n_members;
+	size_t cap_members;
 	uint32_t min_assoc;		/* members[0]'s: found shallower, no member missed */
 	/* By depth found at (0 ..stack.assoc): how many members missed, the
 	   first so many.  A reference's misses are counted once, by op slot
@@ -123,7 +120,8 @@ struct group {
 	struct miss_counts misses;
 	unsigned first_feeding;		/* the smallest index of a member that feeds below */
 	struct pending *queue;
-	uint32_t n_queue, cap_queue;
+	uint32_t n_queue;
+	size_t cap_queue;
 	/* First of its chain in the array that holds it (sort_chains): the
 	   groups with its parents and line size. */
 	int chain_start;
@@ -148,18 +146,23 @@ struct part {
 	struct hier *h;
 	unsigned *configs;		/* the configurations it owns (global indices) */
 	unsigned n_configs;
+	size_t cap_configs;
 	struct group **groups;		/* every group, for freeing */
 	unsigned n_groups;
+	size_t cap_groups;
 	struct group **l1[2];		/* I1 and D1 groups */
 	unsigned n_l1[2];
+	size_t cap_l1[2];
 	/* The levels below L1, simulated a bunch of misses at a time (see
 	   drain): their groups by level, then chain_order. */
 	struct group **lower;
 	unsigned n_lower;
+	size_t cap_lower;
 	uint64_t addr_bits;		/* of every byte referenced up to its last bunch */
 	struct pending *merged;		/* a chain's input */
-	uint32_t cap_merged;
-	uint32_t *live, cap_live;	/* see run_chain */
+	size_t cap_merged;
+	uint32_t *live;			/* see run_chain */
+	size_t cap_live;
 	int must_drain;
 	void *arena;			/* every group's stack.tags (map_stacks) */
 	size_t arena_size;
@@ -196,10 +199,11 @@ struct hier {
 
 	/* Gathering (the decoding thread's only). */
 	struct ref_program **programs;	/* by block id */
-	uint32_t n_programs;
+	size_t n_programs;
 	/* By slot: the block and op whose misses it counts. */
 	struct slot_owner { uint32_t block, op; } *slots;
-	uint32_t n_slots, cap_slots;
+	uint32_t n_slots;
+	size_t cap_slots;
 	uint32_t fetch_line_bits;	/* the smallest I1 line's */
 	uint64_t seq;			/* references so far */
 	uint64_t addr_bits;		/* the bits of every byte referenced so far */
@@ -245,19 +249,6 @@ int hier_open(struct hier **out, const struct cgt_hierarchy *configs, unsigned n
 
 /* ---- Building a part's tree ------------------------------------------- */
 
-static int push(void *vec, unsigned *n, size_t size)
-{
-	void **v = vec;
-	if ((*n & (*n - 1)) == 0) {	/* 0, 1, 2, 4, ...: full */
-		void *p = realloc(*v, (*n ? 2 * *n : 1) * size);
-		if (p == NULL)
-			return -1;
-		*v = p;
-	}
-	(*n)++;
-	return 0;
-}
-
 static struct group *find_group(struct part *p, enum cgt_level level,
 				const struct cgt_cache_config *c, const struct member *p0,
 				const struct member *p1)
@@ -270,11 +261,12 @@ static struct group *find_group(struct part *p, enum cgt_level level,
 			return g;
 	}
 	struct group *g = calloc(1, sizeof(*g));
-	if (g == NULL || push(&p->groups, &p->n_groups, sizeof(*p->groups)) < 0) {
+	if (g == NULL || (p->n_groups == p->cap_groups &&
+			  cgt_array_grow(&p->groups, &p->cap_groups, p->n_groups, 1, sizeof(*p->groups)) < 0)) {
 		free(g);
 		return NULL;
 	}
-	p->groups[p->n_groups - 1] = g;
+	p->groups[p->n_groups++] = g;
 	g->level = level;
 	g->shape = *c;
 	g->parents[0] = p0;
@@ -288,11 +280,12 @@ static struct member *find_member(struct group *g, uint32_t assoc)
 		if (g->members[k]->assoc == assoc)
 			return g->members[k];
 	struct member *m = calloc(1, sizeof(*m));
-	if (m == NULL || push(&g->members, &g->n_members, sizeof(*g->members)) < 0) {
+	if (m == NULL || (g->n_members == g->cap_members &&
+			  cgt_array_grow(&g->members, &g->cap_members, g->n_members, 1, sizeof(*g->members)) < 0)) {
 		free(m);
 		return NULL;
 	}
-	g->members[g->n_members - 1] = m;
+	g->members[g->n_members++] = m;
 	m->assoc = assoc;
 	m->group = g;
 	if ((uint32_t)g->shape.assoc < assoc)
@@ -372,20 +365,11 @@ static int level_then_chain(const void *a, const void *b)
 /* Makes room for n references in p->live (and p->merged if merged). */
 static int reserve(struct part *p, uint32_t n, int merged)
 {
-	if (n > p->cap_live) {
-		uint32_t *v = realloc(p->live, n * sizeof(*v));
-		if (v == NULL)
-			return -1;
-		p->live = v;
-		p->cap_live = n;
-	}
-	if (merged && n > p->cap_merged) {
-		struct pending *m = realloc(p->merged, n * sizeof(*m));
-		if (m == NULL)
-			return -1;
-		p->merged = m;
-		p->cap_merged = n;
-	}
+	if (n > p->cap_live && cgt_array_grow(&p->live, &p->cap_live, 0, n, sizeof(*p->live)) < 0)
+		return -1;
+	if (merged && n > p->cap_merged &&
+	    cgt_array_grow(&p->merged, &p->cap_merged, 0, n, sizeof(*p->merged)) < 0)
+		return -1;
 	return 0;
 }
 
@@ -460,17 +444,20 @@ static int part_build(struct part *p)
 		}
 		if (g->level <= CGT_LEVEL_D1) {
 			int side = g->level == CGT_LEVEL_D1;
-			if (push(&p->l1[side], &p->n_l1[side], sizeof(*p->l1[side])) < 0)
+			if (p->n_l1[side] == p->cap_l1[side] &&
+			    cgt_array_grow(&p->l1[side], &p->cap_l1[side], p->n_l1[side], 1,
+					   sizeof(*p->l1[side])) < 0)
 				return -1;
-			p->l1[side][p->n_l1[side] - 1] = g;
+			p->l1[side][p->n_l1[side]++] = g;
 		}
 	}
 	for (unsigned k = 0; k < p->n_groups; k++) {
 		if (p->groups[k]->level <= CGT_LEVEL_D1)
 			continue;
-		if (push(&p->lower, &p->n_lower, sizeof(*p->lower)) < 0)
+		if (p->n_lower == p->cap_lower &&
+		    cgt_array_grow(&p->lower, &p->cap_lower, p->n_lower, 1, sizeof(*p->lower)) < 0)
 			return -1;
-		p->lower[p->n_lower - 1] = p->groups[k];
+		p->lower[p->n_lower++] = p->groups[k];
 	}
 	sort_chains(p->lower, p->n_lower, level_then_chain);
 	if (map_stacks(p) < 0)
@@ -607,14 +594,9 @@ static void widen(struct group *g)
 
 static int enqueue(struct part *p, struct group *g, const struct pending *r, uint16_t missed)
 {
-	if (g->n_queue == g->cap_queue) {
-		uint32_t cap = g->cap_queue ? 2 * g->cap_queue : 1024;
-		struct pending *q = realloc(g->queue, cap * sizeof(*q));
-		if (q == NULL)
-			return -1;
-		g->queue = q;
-		g->cap_queue = cap;
-	}
+	if (g->n_queue == g->cap_queue &&
+	    cgt_array_grow(&g->queue, &g->cap_queue, g->n_queue, 1, sizeof(*g->queue)) < 0)
+		return -1;
 	struct pending *q = &g->queue[g->n_queue++];
 	*q = *r;
 	q->missed_in = missed;
@@ -812,17 +794,12 @@ static struct ref_program *compile(struct hier *h, const struct cgt_block *blk)
 	if (rp == NULL)
 		return NULL;
 	rp->in_prefix = (uint32_t *)(rp->steps + blk->n_ops);
-	if (h->n_slots + (uint64_t)blk->n_ops > h->cap_slots) {
-		uint64_t cap = h->cap_slots ? h->cap_slots : 4096;
-		while (cap < h->n_slots + (uint64_t)blk->n_ops)
-			cap *= 2;
-		struct slot_owner *v = cap > UINT32_MAX ? NULL : realloc(h->slots, cap * sizeof(*v));
-		if (v == NULL) {
-			free(rp);
-			return NULL;
-		}
-		h->slots = v;
-		h->cap_slots = (uint32_t)cap;
+	/* Slots are numbered in 32 bits. */
+	if (h->n_slots + (uint64_t)blk->n_ops > h->cap_slots &&
+	    (h->n_slots + (uint64_t)blk->n_ops > UINT32_MAX ||
+	     cgt_array_grow(&h->slots, &h->cap_slots, h->n_slots, blk->n_ops, sizeof(*h->slots)) < 0)) {
+		free(rp);
+		return NULL;
 	}
 	rp->first_slot = h->n_slots;
 	for (uint32_t k = 0; k < blk->n_ops; k++)
@@ -874,14 +851,10 @@ static struct ref_program *program_of(struct hier *h, const struct cgt_exec *x)
 {
 	uint32_t id = x->block_id;
 	if (id >= h->n_programs) {
-		uint32_t n = h->n_programs ? h->n_programs : 1024;
-		while (n <= id)
-			n *= 2;
-		struct ref_program **v = realloc(h->programs, n * sizeof(*v));
-		if (v == NULL)
+		size_t n = h->n_programs;
+		if (cgt_array_grow(&h->programs, &n, 0, (size_t)id + 1, sizeof(*h->programs)) < 0)
 			return NULL;
-		memset(v + h->n_programs, 0, (n - h->n_programs) * sizeof(*v));
-		h->programs = v;
+		memset(h->programs + h->n_programs, 0, (n - h->n_programs) * sizeof(*h->programs));
 		h->n_programs = n;
 	}
 	if (h->programs[id] == NULL)
@@ -1159,10 +1132,11 @@ static int share_out(struct hier *h, unsigned threads)
 		unsigned owner = n_clusters < n_parts ? (unsigned)((uint64_t)c * n_parts / h->n_configs)
 						      : cluster[c] % n_parts;
 		struct part *p = &h->parts[owner];
-		if (push(&p->configs, &p->n_configs, sizeof(*p->configs)) < 0)
+		if (p->n_configs == p->cap_configs &&
+		    cgt_array_grow(&p->configs, &p->cap_configs, p->n_configs, 1, sizeof(*p->configs)) < 0)
 			rc = -1;
 		else
-			p->configs[p->n_configs - 1] = c;
+			p->configs[p->n_configs++] = c;
 	}
 	free(cluster);
 	return rc;
@@ -1261,7 +1235,7 @@ void hier_close(struct hier *h)
 		if (p->arena != NULL)
 			munmap(p->arena, p->arena_size);
 	}
-	for (uint32_t b = 0; b < h->n_programs; b++)
+	for (size_t b = 0; b < h->n_programs; b++)
 		free(h->programs[b]);
 	free(h->programs);
 	free(h->slots);

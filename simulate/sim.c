@@ -89,9 +89,9 @@ struct segment {
 struct worker {
 	struct cgt_sim *s;
 	struct block_program **programs;	/* by block id; NULL: not run yet */
-	uint32_t n_programs;
+	size_t n_programs;
 	struct l1_miss *misses;		/* room for one execution's */
-	uint32_t misses_cap;
+	size_t misses_cap;
 };
 
 #define MAX_WORKERS 64
@@ -141,19 +141,9 @@ struct cgt_sim {
 	uint64_t insns_joined;
 };
 
-static int grow(void **v, size_t *cap, size_t size)
-{
-	size_t n = *cap ? *cap * 2 : 4096;
-	void *p = realloc(*v, n * size);
-	if (p == NULL)
-		return -1;
-	*v = p;
-	*cap = n;
-	return 0;
-}
-
 #define PUSH(vec, item)                                                                            \
-	((vec).n < (vec).cap || grow((void **)&(vec).v, &(vec).cap, sizeof(*(vec).v)) == 0            \
+	((vec).n < (vec).cap ||                                                                    \
+		 cgt_array_grow(&(vec).v, &(vec).cap, (vec).n, 1, sizeof(*(vec).v)) == 0           \
 		 ? ((vec).v[(vec).n++] = (item), 0)                                                \
 		 : -1)
 
@@ -255,27 +245,19 @@ int cgt_sim_open(struct cgt_sim **out, const struct cgt_sim_options *o, uint32_t
 static struct block_program *first_run(struct worker *w, const struct cgt_block *blk)
 {
 	if (blk->id >= w->n_programs) {
-		uint32_t n = w->n_programs ? w->n_programs : 1024;
-		while (n <= blk->id)
-			n *= 2;
-		struct block_program **p = realloc(w->programs, n * sizeof(*p));
-		if (p == NULL)
+		size_t n = w->n_programs;
+		if (cgt_array_grow(&w->programs, &n, 0, (size_t)blk->id + 1, sizeof(*w->programs)) < 0)
 			return NULL;
-		memset(p + w->n_programs, 0, (n - w->n_programs) * sizeof(*p));
-		w->programs = p;
+		memset(w->programs + w->n_programs, 0, (n - w->n_programs) * sizeof(*w->programs));
 		w->n_programs = n;
 	}
 	struct block_program *bp = block_program_compile(blk, &w->s->compile);
 	if (bp == NULL)
 		return NULL;
-	if (bp->max_refs > w->misses_cap) {
-		struct l1_miss *m = realloc(w->misses, bp->max_refs * sizeof(*m));
-		if (m == NULL) {
-			free(bp);
-			return NULL;
-		}
-		w->misses = m;
-		w->misses_cap = bp->max_refs;
+	if (bp->max_refs > w->misses_cap &&
+	    cgt_array_grow(&w->misses, &w->misses_cap, 0, bp->max_refs, sizeof(*w->misses)) < 0) {
+		free(bp);
+		return NULL;
 	}
 	return w->programs[blk->id] = bp;
 }
@@ -975,7 +957,7 @@ void cgt_sim_close(struct cgt_sim *s)
 	free(s->missed[D1_CACHE]);
 	for (unsigned wi = 0; wi < s->n_workers; wi++) {
 		struct worker *w = &s->workers[wi];
-		for (uint32_t i = 0; i < w->n_programs; i++)
+		for (size_t i = 0; i < w->n_programs; i++)
 			free(w->programs[i]);
 		free(w->programs);
 		free(w->misses);

@@ -11,10 +11,10 @@
 static struct x86_insn *new_insn(struct pt_classifier *c)
 {
 	if (c->n % CHUNK == 0) {
-		struct x86_insn **chunks = realloc(c->chunks, (c->n_chunks + 1) * sizeof(*chunks));
-		if (chunks == NULL)
+		if (c->n_chunks == c->cap_chunks &&
+		    cgt_array_grow(&c->chunks, &c->cap_chunks, c->n_chunks, 1,
+				   sizeof(*c->chunks)) < 0)
 			return NULL;
-		c->chunks = chunks;
 		if ((c->chunks[c->n_chunks] = malloc(CHUNK * sizeof(struct x86_insn))) == NULL)
 			return NULL;
 		c->n_chunks++;

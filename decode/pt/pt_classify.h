@@ -13,7 +13,7 @@
 struct pt_classifier {
 	struct cgt_map by_ip;		/* ip -> x86_insn */
 	struct x86_insn **chunks;
-	size_t n, n_chunks;
+	size_t n, n_chunks, cap_chunks;
 };
 
 /* The instruction at ip, classified from its bytes (at most avail) the

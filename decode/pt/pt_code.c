@@ -40,13 +40,13 @@ static int add_bytes(struct pt_code *c, const struct pt_image_bytes *im, const c
 		return -cgt_err_io;
 	}
 	close(fd);
-	char **files = realloc(c->temp_files, (c->n_temp_files + 1) * sizeof(*files));
-	if (files == NULL) {
+	if (c->n_temp_files == c->cap_temp_files &&
+	    cgt_array_grow(&c->temp_files, &c->cap_temp_files, c->n_temp_files, 1,
+			   sizeof(*c->temp_files)) < 0) {
 		unlink(path);
 		free(path);
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
-	c->temp_files = files;
 	c->temp_files[c->n_temp_files++] = path;
 	return add_section(c, path, 0, im->len, im->start, e);
 }

@@ -20,7 +20,7 @@ struct pt_code {
 	struct pt_image_section_cache *iscache;
 	struct pt_image *image;
 	char **temp_files;
-	size_t n_temp_files;
+	size_t n_temp_files, cap_temp_files;
 	unsigned modules_left_out;
 };
 

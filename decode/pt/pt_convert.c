@@ -67,7 +67,7 @@ struct converter {
 	struct pt_classifier classifier;
 	struct pt_estimator est;
 	struct thread **threads;
-	size_t n_threads;
+	size_t n_threads, cap_threads;
 	struct cgt_map thread_by_tid;	/* tid + 1 -> thread */
 	uint32_t max_number;
 	int pass;
@@ -101,16 +101,14 @@ static struct thread *thread_of(struct converter *c, uint32_t tid)
 		cgt_fail(c->e, cgt_err_invalid, "%s: more than 65535 threads", c->in->path);
 		return NULL;
 	}
-	struct thread **ts = realloc(c->threads, (c->n_threads + 1) * sizeof(*ts));
 	struct thread *t = calloc(1, sizeof(*t));
-	if (ts == NULL || t == NULL) {
+	if (t == NULL || (c->n_threads == c->cap_threads &&
+			  cgt_array_grow(&c->threads, &c->cap_threads, c->n_threads, 1,
+					 sizeof(*c->threads)) < 0)) {
 		free(t);
-		if (ts != NULL)
-			c->threads = ts;
 		oom(c);
 		return NULL;
 	}
-	c->threads = ts;
 	if (cgt_map_put(&c->thread_by_tid, (uint64_t)tid + 1, t) < 0) {
 		free(t);
 		oom(c);

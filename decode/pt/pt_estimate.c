@@ -51,14 +51,10 @@ int pt_estimator_add(struct pt_estimator *est, struct pt_insn_state *st, unsigne
 		if (!st->samples || !st->n_samples || !st->cap_samples || !st->cursor)
 			return -1;
 	}
-	if (st->n_samples[k] == st->cap_samples[k]) {
-		size_t cap = st->cap_samples[k] ? st->cap_samples[k] * 2 : 4;
-		struct pt_sampled *p = realloc(st->samples[k], cap * sizeof(*p));
-		if (p == NULL)
-			return -1;
-		st->samples[k] = p;
-		st->cap_samples[k] = cap;
-	}
+	if (st->n_samples[k] == st->cap_samples[k] &&
+	    cgt_array_grow(&st->samples[k], &st->cap_samples[k], st->n_samples[k], 1,
+			   sizeof(*st->samples[k])) < 0)
+		return -1;
 	/* Samples arrive in time order, so executions in increasing order;
 	   two on one execution (a load and a store sample): keep the first. */
 	size_t c = st->n_samples[k];

@@ -58,15 +58,10 @@ static int index_psbs(struct pt_flow *f, const struct pt_config *c, struct cgt_e
 		uint64_t offset;
 		struct pt_packet p;
 		pt_pkt_get_sync_offset(pd, &offset);
-		if (f->n_psbs == f->cap_psbs) {
-			size_t cap = f->cap_psbs ? f->cap_psbs * 2 : 256;
-			uint64_t *psbs = realloc(f->psbs, cap * sizeof(*psbs));
-			if (psbs == NULL) {
-				pt_pkt_free_decoder(pd);
-				return nomem(f, e);
-			}
-			f->psbs = psbs;
-			f->cap_psbs = cap;
+		if (f->n_psbs == f->cap_psbs &&
+		    cgt_array_grow(&f->psbs, &f->cap_psbs, f->n_psbs, 1, sizeof(*f->psbs)) < 0) {
+			pt_pkt_free_decoder(pd);
+			return nomem(f, e);
 		}
 		f->psbs[f->n_psbs++] = offset;
 		if (pt_pkt_next(pd, &p, sizeof(p)) < 0)	/* step past it */

@@ -31,7 +31,7 @@ struct reading {
 	struct cgt_map id_event;	/* perf id -> event + 1 (the first with that id) */
 	size_t frame_ref;		/* in->frames index of the frame being read, or SIZE_MAX */
 	const struct cgt_frame *frame;
-	size_t cap_modules;
+	size_t cap_cpus, cap_images, cap_modules;
 	uint64_t image_bytes;
 	struct cgt_error *e;
 };
@@ -53,22 +53,6 @@ static int oom_at(struct reading *r, const struct cgt_record *rec)
 			(unsigned long long)rec->stream_offset);
 }
 
-/* Grows *array (of size elements) to hold n + 1. */
-static int grow(void *array, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? *cap * 2 : 64;
-	if (c > SIZE_MAX / size)
-		return -1;
-	void *p = realloc(*(void **)array, c * size);
-	if (p == NULL)
-		return -1;
-	*(void **)array = p;
-	*cap = c;
-	return 0;
-}
-
 /* The stream of cpu, made on first use; NULL with r->e set (out of
    memory, or more CPUs than any machine has). */
 static struct pt_cpu_stream *stream_of(struct reading *r, uint32_t cpu, const struct cgt_record *rec)
@@ -82,17 +66,16 @@ static struct pt_cpu_stream *stream_of(struct reading *r, uint32_t cpu, const st
 			 rec->path, (unsigned long long)rec->stream_offset, cpu, PT_MAX_CPUS);
 		return NULL;
 	}
-	struct pt_cpu_stream *s = realloc(in->cpus, (in->n_cpus + 1) * sizeof(*s));
-	if (s == NULL) {
+	if (in->n_cpus == r->cap_cpus &&
+	    cgt_array_grow(&in->cpus, &r->cap_cpus, in->n_cpus, 1, sizeof(*in->cpus)) < 0) {
 		oom_at(r, rec);
 		return NULL;
 	}
-	in->cpus = s;
 	if (cgt_map_put(&r->cpu_index, (uint64_t)cpu + 1, (void *)(uintptr_t)(in->n_cpus + 1)) < 0) {
 		oom_at(r, rec);
 		return NULL;
 	}
-	s = &in->cpus[in->n_cpus++];
+	struct pt_cpu_stream *s = &in->cpus[in->n_cpus++];
 	memset(s, 0, sizeof(*s));
 	s->cpu = cpu;
 	return s;
@@ -129,7 +112,8 @@ static const struct cgt_pt_event *event_of(const struct reading *r, uint64_t id)
 
 static int add_break(struct reading *r, uint32_t cpu, uint64_t offset, const struct cgt_record *rec)
 {
-	if (grow(&r->breaks, &r->cap_breaks, r->n_breaks, sizeof(*r->breaks)) < 0)
+	if (r->n_breaks == r->cap_breaks &&
+	    cgt_array_grow(&r->breaks, &r->cap_breaks, r->n_breaks, 1, sizeof(*r->breaks)) < 0)
 		return oom_at(r, rec);
 	r->breaks[r->n_breaks++] = (struct pending_break){ cpu, offset };
 	return 0;
@@ -137,7 +121,8 @@ static int add_break(struct reading *r, uint32_t cpu, uint64_t offset, const str
 
 static int push_position(struct pt_cpu_stream *s, uint64_t pos)
 {
-	if (grow(&s->breaks, &s->cap_breaks, s->n_breaks, sizeof(*s->breaks)) < 0)
+	if (s->n_breaks == s->cap_breaks &&
+	    cgt_array_grow(&s->breaks, &s->cap_breaks, s->n_breaks, 1, sizeof(*s->breaks)) < 0)
 		return -1;
 	s->breaks[s->n_breaks++] = pos;
 	return 0;
@@ -171,20 +156,25 @@ static int take_aux(struct reading *r, const struct cgt_record *rec)
 	if (s->n_runs > 0 && offset == s->next_offset && s->runs[s->n_runs - 1].pos + s->runs[s->n_runs - 1].len == s->len) {
 		s->runs[s->n_runs - 1].len += len;
 	} else {
-		if (grow(&s->runs, &s->cap_runs, s->n_runs, sizeof(*s->runs)) < 0)
+		if (s->n_runs == s->cap_runs &&
+		    cgt_array_grow(&s->runs, &s->cap_runs, s->n_runs, 1, sizeof(*s->runs)) < 0)
 			return oom_at(r, rec);
 		s->runs[s->n_runs++] = (struct pt_run){ offset, s->len, len };
 	}
 	/* The frame, once per frame and once per CPU's list. */
 	if (r->frame_ref == SIZE_MAX) {
-		if (grow(&in->frames, &in->cap_frames, in->n_frames, sizeof(*in->frames)) < 0)
+		if (in->n_frames == in->cap_frames &&
+		    cgt_array_grow(&in->frames, &in->cap_frames, in->n_frames, 1,
+				   sizeof(*in->frames)) < 0)
 			return oom_at(r, rec);
 		in->frames[in->n_frames] = (struct pt_frame_ref){ r->frame->file_offset, r->frame->stream_offset,
 								   r->frame->compressed_len, r->frame->index == 0 };
 		r->frame_ref = in->n_frames++;
 	}
 	if (s->n_frames == 0 || s->frames[s->n_frames - 1] != r->frame_ref) {
-		if (grow(&s->frames, &s->cap_frames, s->n_frames, sizeof(*s->frames)) < 0)
+		if (s->n_frames == s->cap_frames &&
+		    cgt_array_grow(&s->frames, &s->cap_frames, s->n_frames, 1,
+				   sizeof(*s->frames)) < 0)
 			return oom_at(r, rec);
 		s->frames[s->n_frames++] = r->frame_ref;
 	}
@@ -203,7 +193,9 @@ static int take_sample(struct reading *r, const struct cgt_record *rec, const ui
 		return 0;	/* not a layout we asked for: ignored */
 	if (sm.pid != in->header.pid)
 		return 0;	/* a child process's */
-	if (grow(&in->samples, &in->cap_samples, in->n_samples, sizeof(*in->samples)) < 0)
+	if (in->n_samples == in->cap_samples &&
+	    cgt_array_grow(&in->samples, &in->cap_samples, in->n_samples, 1,
+			   sizeof(*in->samples)) < 0)
 		return oom_at(r, rec);
 	in->samples[in->n_samples++] = (struct pt_sample){ tsc_of(&in->config, sm.time), sm.ip, sm.addr,
 							   sm.tid, ev->kind == CGT_PT_EVENT_MEM_STORES };
@@ -252,7 +244,9 @@ static int take_sideband(struct reading *r, const struct cgt_record *rec)
 			struct pt_cpu_stream *s = stream_of(r, cpu, rec);
 			if (s == NULL)
 				return -r->e->status;
-			if (grow(&s->switches, &s->cap_switches, s->n_switches, sizeof(*s->switches)) < 0)
+			if (s->n_switches == s->cap_switches &&
+			    cgt_array_grow(&s->switches, &s->cap_switches, s->n_switches, 1,
+					   sizeof(*s->switches)) < 0)
 				return oom_at(r, rec);
 			s->switches[s->n_switches++] =
 				(struct pt_switch){ tsc_of(&in->config, sid.time), sid.pid, sid.tid };
@@ -286,10 +280,9 @@ static int take_image(struct reading *r, const struct cgt_record *rec)
 				PT_MAX_IMAGE_BYTES >> 20);
 	}
 	uint8_t *copy = malloc(len);
-	struct pt_image_bytes *im = copy == NULL ? NULL : realloc(in->images, (in->n_images + 1) * sizeof(*im));
-	if (im != NULL)
-		in->images = im;	/* at most PT_MAX_IMAGES: grown one at a time */
-	if (im == NULL) {
+	if (copy == NULL || (in->n_images == r->cap_images &&
+			     cgt_array_grow(&in->images, &r->cap_images, in->n_images, 1,
+					    sizeof(*in->images)) < 0)) {
 		free(name);
 		free(copy);
 		return oom_at(r, rec);
@@ -317,7 +310,9 @@ static int take(struct reading *r, const struct cgt_record *rec)
 		if (in->n_modules == PT_MAX_MODULES)
 			return cgt_fail(r->e, cgt_err_corrupt, "%s: stream offset %llu: more than %u MODULE records",
 					rec->path, (unsigned long long)rec->stream_offset, PT_MAX_MODULES);
-		if (grow(&in->modules, &r->cap_modules, in->n_modules, sizeof(*in->modules)) < 0)
+		if (in->n_modules == r->cap_modules &&
+		    cgt_array_grow(&in->modules, &r->cap_modules, in->n_modules, 1,
+				   sizeof(*in->modules)) < 0)
 			return oom_at(r, rec);
 		rc = cgt_module_decode(&in->modules[in->n_modules], rec, r->e);
 		in->n_modules += rc == 0;

@@ -67,9 +67,10 @@ struct vg_stream {
 	struct cgt_block_table blocks;
 	struct raw_layout *layouts;	/* by block id */
 	uint32_t n_layouts;
+	size_t cap_layouts;
 	uint32_t map_epoch;
 	uint64_t *values;
-	uint32_t values_cap;
+	size_t values_cap;
 
 	struct cgt_buf pending;	/* payload of the record being built */
 	unsigned pending_type;	/* 0, CGT_REC_EVENTS or CGT_REC_BLOCKS */
@@ -172,16 +173,11 @@ static int on_hello(struct vg_stream *c, const uint8_t *p, uint32_t len)
 
 static int add_layout(struct vg_stream *c, const struct cgt_block *blk)
 {
-	struct raw_layout *l;
-
-	if ((blk->id & (blk->id - 1)) == 0) {	/* grow at powers of two */
-		size_t cap = blk->id ? 2 * (size_t)blk->id : 1;
-		l = realloc(c->layouts, cap * sizeof(*l));
-		if (l == NULL)
-			return nomem(c);
-		c->layouts = l;
-	}
-	l = &c->layouts[blk->id];
+	if (blk->id >= c->cap_layouts &&
+	    cgt_array_grow(&c->layouts, &c->cap_layouts, 0, (size_t)blk->id + 1,
+			   sizeof(*c->layouts)) < 0)
+		return nomem(c);
+	struct raw_layout *l = &c->layouts[blk->id];
 	memset(l, 0, sizeof(*l));
 	c->n_layouts = blk->id + 1;
 	l->type = malloc(blk->n_ops + 1);
@@ -251,13 +247,9 @@ static int on_block(struct vg_stream *c, const uint8_t *p, uint32_t len)
 		goto out;
 	}
 	rc = add_layout(c, c->blocks.blocks[id]);
-	if (rc == 0 && n_ops > c->values_cap) {
-		uint64_t *v = realloc(c->values, n_ops * sizeof(*v));
-		if (v == NULL)
-			rc = nomem(c);
-		c->values = v ? v : c->values;
-		c->values_cap = v ? n_ops : c->values_cap;
-	}
+	if (rc == 0 && n_ops > c->values_cap &&
+	    cgt_array_grow(&c->values, &c->values_cap, 0, n_ops, sizeof(*c->values)) < 0)
+		rc = nomem(c);
 	if (rc == 0)
 		rc = begin_pending(c, CGT_REC_BLOCKS);
 	if (rc == 0 && cgt_blocks_encode(&c->pending, c->blocks.blocks[id]) < 0)
