@@ -1919,6 +1919,7 @@ struct l1_ref {
    handed over. */
 struct producer_block {
 	struct block_program *program;	/* with cache or branch simulation */
+	uint32_t max_charges;	/* an execution's at most: every reference and branch */
 	uint8_t seen;
 };
 
@@ -1981,43 +1982,53 @@ static struct block_program *compile(struct producer *p, const struct cgt_block 
 	return bp;
 }
 
+/* The models, as the producer's hot loop keeps them: in locals, since
+   through the producer the compiler would reload them after every store
+   of a charge. */
+struct models {
+	struct cache_model I1, D1;
+	struct ll_model LL;
+	struct branch_model *predictor;
+	uint64_t history;
+	struct l1_ref *misses;	/* room for a program's max_refs */
+	int cache_sim, branch_sim;
+};
+
 /*
  * The execution's cache references and branches, simulated as Callgrind
  * does whether or not it collects: its misses, guarded accesses and
- * mispredictions appended to charges.  The block runs as a block program
- * (block_program.h), as Cachegrind's simulation runs it, its L1 misses
- * going to LL in program order.  0, or -1 if out of memory.
+ * mispredictions written to out (room for the block's max_charges); their
+ * number returned.  The block runs as a block program (block_program.h), as
+ * Cachegrind's simulation runs it, its L1 misses going to LL in program
+ * order.
  */
-static int simulate_exec(struct producer *p, const struct cgt_exec *x, struct block_program *bp,
-			 struct vec *charges)
+static inline __attribute__((always_inline)) uint32_t
+simulate_exec(struct models *md, const struct cgt_exec *x, const struct block_program *bp,
+	      uint32_t *out)
 {
 	const struct prefix_plan *plan = &bp->prefixes[x->exit];
 	const uint64_t *v = x->values;
-	/* room for every reference and branch of the execution */
-	if (vec_reserve(charges, (size_t)plan->n_fetches + plan->n_data + plan->n_conds + 1) < 0)
-		return -1;
-	uint32_t *out = &AT(*charges, uint32_t, charges->n), n_out = 0;
-	if (p->o->cache_sim) {
-		struct cache_model *I1 = &p->cache[CACHE_I1], *D1 = &p->cache[CACHE_D1];
-		struct l1_ref *m = p->misses;
+	uint32_t n_out = 0;
+	if (md->cache_sim) {
+		struct l1_ref *m = md->misses;
 		uint32_t n = 0;
 		for (uint32_t f = 0; f < plan->n_fetches; f++) {
 			const struct fetch_step *fs = &bp->fetches[f];
 			/* the usual case, a hit on the set's most recently used line */
-			if (I1->tags[fs->set_at] != fs->line && cache_ref_is_miss(I1, fs->addr, fs->len))
+			if (md->I1.tags[fs->set_at] != fs->line && cache_ref_is_miss(&md->I1, fs->addr, fs->len))
 				m[n++] = (struct l1_ref){ fs->addr, fs->op, fs->len, 1 };
 		}
 		const uint32_t n_fetch = n;
 		if (__builtin_expect(bp->n_guarded == 0, 1)) {
 			const uint8_t *sizes = bp->data_sizes;
 			for (uint32_t j = 0; j < plan->n_data; j++)
-				if (__builtin_expect(cache_ref_is_miss(D1, v[j], sizes[j]), 0))
+				if (__builtin_expect(cache_ref_is_miss(&md->D1, v[j], sizes[j]), 0))
 					m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], sizes[j], 1 };
 		} else {
 			for (uint32_t j = 0; j < plan->n_data; j++) {
 				if (v[j] == CGT_NO_ACCESS)
 					continue;
-				int hit = !cache_ref_is_miss(D1, v[j], bp->data_sizes[j]);
+				int hit = !cache_ref_is_miss(&md->D1, v[j], bp->data_sizes[j]);
 				if (!hit || bp->data_guarded[j])
 					m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], bp->data_sizes[j],
 								  (uint8_t)!hit };
@@ -2025,16 +2036,14 @@ static int simulate_exec(struct producer *p, const struct cgt_exec *x, struct bl
 		}
 		/* LL in program order: the fetch misses and data references merged */
 		uint32_t i = 0, j = n_fetch;
-		while (i < n_fetch || j < n) {
+		while (__builtin_expect(i < n_fetch || j < n, 0)) {
 			const struct l1_ref *ref = j == n || (i < n_fetch && m[i].op < m[j].op) ? &m[i++] : &m[j++];
 			unsigned level = !ref->missed ? 0
-					 : 1 + (unsigned)ll_ref_is_miss(&p->LL, ref->addr, ref->size);
+					 : 1 + (unsigned)ll_ref_is_miss(&md->LL, ref->addr, ref->size);
 			out[n_out++] = ref->op << 2 | level;
 		}
 	}
-	if (p->o->branch_sim) {
-		struct branch_model *predictor = p->predictor;
-		uint64_t history = predictor->history;
+	if (md->branch_sim) {
 		const struct cond_step *conds = bp->conds;
 		const uint32_t n_conds = plan->n_conds, last_taken = plan->exit_is_last_cond;
 		for (uint32_t k = 0; k < n_conds; k++) {
@@ -2042,20 +2051,18 @@ static int simulate_exec(struct producer *p, const struct cgt_exec *x, struct bl
 			int taken = (int)(conds[k].inverted ^ (last_taken & (k + 1 == n_conds)));
 			uint32_t counter;
 			uint8_t was;
-			if (cond_branch(predictor, &history, conds[k].pc, taken, &counter, &was) ==
+			if (cond_branch(md->predictor, &md->history, conds[k].pc, taken, &counter, &was) ==
 			    BRANCH_MISPREDICTED)
 				out[n_out++] = conds[k].op << 2 | 1;
 		}
-		predictor->history = history;
 		if (plan->indirect) {
 			uint32_t slot;
-			if (indirect_branch(predictor, bp->indirect_pc, v[bp->indirect_value], &slot) ==
+			if (indirect_branch(md->predictor, bp->indirect_pc, v[bp->indirect_value], &slot) ==
 			    BRANCH_MISPREDICTED)
 				out[n_out++] = bp->indirect_op << 2 | 1;
 		}
 	}
-	charges->n += n_out;
-	return 0;
+	return n_out;
 }
 
 /* The next item of ch, its other fields the caller's to set. */
@@ -2133,21 +2140,41 @@ static struct producer_block *first_handed(struct producer *p, const struct cgt_
 	struct producer_block *pb = &AT(p->blocks, struct producer_block, blk->id);
 	if ((p->o->cache_sim || p->o->branch_sim) && (pb->program = compile(p, blk)) == NULL)
 		return NULL;
+	if (pb->program != NULL) {
+		/* prefix 0 is the whole block */
+		const struct prefix_plan *all = &pb->program->prefixes[0];
+		pb->max_charges = all->n_fetches + all->n_data + all->n_conds + 1;
+	}
 	pb->seen = 1;
 	return pb;
 }
 
 /* Reads the batch's executions into ch until either ends: 1 the batch
    ended, 0 the chunk is full, negative an error (p->e; *decoding: an
-   error of the batch's, which may be a loss with damage). */
+   error of the batch's, which may be a loss with damage).  ch has room for
+   CHUNK_EXECS items (produce). */
 static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
 {
-	/* The batch in a local: the decoding's cursor stays in registers. */
+	/* The batch, the models and the chunk's ends in locals: the decoding's
+	   cursor and the models stay in registers. */
 	struct cgt_batch b = p->batch;
 	struct cgt_exec x = { 0 };
+	struct models md = { .cache_sim = p->o->cache_sim, .branch_sim = p->o->branch_sim };
+	if (md.cache_sim) {
+		md.I1 = p->cache[CACHE_I1];
+		md.D1 = p->cache[CACHE_D1];
+		md.LL = p->LL;
+		md.misses = p->misses;
+	}
+	if (md.branch_sim) {
+		md.predictor = p->predictor;
+		md.history = p->predictor->history;
+	}
+	struct handed *items = ch->items.v;
+	size_t n_items = ch->items.n;
 	int rc = 1;
 	*decoding = 0;
-	while (ch->items.n < CHUNK_EXECS) {
+	while (n_items < CHUNK_EXECS) {
 		if ((rc = cgt_batch_next(&b, &x, &p->e)) <= 0) {
 			*decoding = rc < 0;
 			break;
@@ -2170,26 +2197,35 @@ static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
 		struct producer_block *pb = x.block_id < p->blocks.n
 						    ? &AT(p->blocks, struct producer_block, x.block_id)
 						    : NULL;
-		if (__builtin_expect(pb == NULL || !pb->seen, 0) && (pb = first_handed(p, x.block)) == NULL) {
-			rc = producer_fail(p);
-			break;
+		if (__builtin_expect(pb == NULL || !pb->seen, 0)) {
+			if ((pb = first_handed(p, x.block)) == NULL) {
+				rc = producer_fail(p);
+				break;
+			}
+			md.misses = p->misses;	/* may have grown */
 		}
-		size_t first_charge = ch->charges.n;
-		if (pb->program != NULL && simulate_exec(p, &x, pb->program, &ch->charges) < 0) {
-			rc = producer_fail(p);
-			break;
+		uint32_t n_charges = 0;
+		if (pb->program != NULL) {
+			if (vec_reserve(&ch->charges, pb->max_charges) < 0) {
+				rc = producer_fail(p);
+				break;
+			}
+			n_charges = simulate_exec(&md, &x, pb->program,
+						  &AT(ch->charges, uint32_t, ch->charges.n));
+			ch->charges.n += n_charges;
 		}
-		struct handed *h = hand(ch, HANDED_EXEC, 0);
-		if (h == NULL) {
-			rc = producer_fail(p);
-			break;
-		}
-		h->block = x.block;
-		h->sp = sp;
-		h->exit = x.exit;
-		h->tid = x.tid;
-		h->n_charges = (uint32_t)(ch->charges.n - first_charge);
+		items[n_items++] = (struct handed){ .block = x.block, .sp = sp, .exit = x.exit,
+						    .tid = x.tid, .n_charges = n_charges,
+						    .kind = HANDED_EXEC };
 	}
+	ch->items.n = n_items;
+	if (md.cache_sim) {
+		p->cache[CACHE_I1] = md.I1;
+		p->cache[CACHE_D1] = md.D1;
+		p->LL = md.LL;
+	}
+	if (md.branch_sim)
+		p->predictor->history = md.history;
 	p->batch = b;
 	return rc < 0 ? rc : rc == 0;
 }
@@ -2198,6 +2234,11 @@ static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
 static void produce(struct producer *p, struct chunk *ch)
 {
 	ch->items.n = ch->charges.n = ch->marks.n = ch->texts.n = ch->mappings.n = 0;
+	/* room for hand_batch's executions */
+	if (vec_reserve(&ch->items, CHUNK_EXECS) < 0) {
+		ch->status = producer_fail(p);
+		return;
+	}
 	int rc = 1;
 	while (ch->items.n < CHUNK_EXECS) {
 		if (!p->in_batch) {
