@@ -2140,10 +2140,11 @@ static struct producer_block *first_handed(struct producer *p, const struct cgt_
 	struct producer_block *pb = &AT(p->blocks, struct producer_block, blk->id);
 	if ((p->o->cache_sim || p->o->branch_sim) && (pb->program = compile(p, blk)) == NULL)
 		return NULL;
-	if (pb->program != NULL) {
-		/* prefix 0 is the whole block */
-		const struct prefix_plan *all = &pb->program->prefixes[0];
-		pb->max_charges = all->n_fetches + all->n_data + all->n_conds + 1;
+	for (uint32_t k = 0; pb->program != NULL && k <= blk->n_exits; k++) {
+		const struct prefix_plan *plan = &pb->program->prefixes[k];
+		uint32_t most = plan->n_fetches + plan->n_data + plan->n_conds + plan->indirect;
+		if (most > pb->max_charges)
+			pb->max_charges = most;
 	}
 	pb->seen = 1;
 	return pb;
