@@ -1919,7 +1919,8 @@ struct l1_ref {
    handed over. */
 struct producer_block {
 	struct block_program *program;	/* with cache or branch simulation */
-	uint32_t max_charges;	/* an execution's at most: every reference and branch */
+	uint32_t max_charges;	/* an execution's at most: every reference and branch;
+				   0 without a program */
 	uint8_t seen;
 };
 
@@ -2206,7 +2207,9 @@ static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
 			md.misses = p->misses;	/* may have grown */
 		}
 		uint32_t n_charges = 0;
-		if (pb->program != NULL) {
+		/* (none: a block with nothing to simulate, as with --branch-sim
+		   alone one without branches) */
+		if (pb->max_charges > 0) {
 			if (vec_reserve(&ch->charges, pb->max_charges) < 0) {
 				rc = producer_fail(p);
 				break;

@@ -107,8 +107,8 @@ struct group {
 	int narrow;
 	uint32_t set_bits;
 	struct member **members;	/* by associativity, ascending */
-	unsigned n_members;
 	size_t cap_members;
+	unsigned n_members;
 	uint32_t min_assoc;		/* members[0]'s: found shallower, no member missed */
 	/* By depth found at (0 ..stack.assoc): how many members missed, the
 	   first so many.  A reference's misses are counted once, by op slot
@@ -119,8 +119,8 @@ struct group {
 	uint16_t *missed_at;
 	struct miss_counts misses;
 	unsigned first_feeding;		/* the smallest index of a member that feeds below */
-	struct pending *queue;
 	uint32_t n_queue;
+	struct pending *queue;
 	size_t cap_queue;
 	/* First of its chain in the array that holds it (sort_chains): the
 	   groups with its parents and line size. */
