@@ -368,7 +368,7 @@ int report_error(const struct cgt_error *e)
 }
 
 int write_output(const char *path, int named, enum cgt_output_kind kind, const char *input,
-		 int quiet, int (*write)(FILE *f, const void *data, struct cgt_error *e),
+		 int quiet, int (*fill)(FILE *f, const void *data, struct cgt_error *e),
 		 const void *data, struct cgt_error *e)
 {
 	struct cgt_output out = { 0 };
@@ -382,7 +382,7 @@ int write_output(const char *path, int named, enum cgt_output_kind kind, const c
 		cgt_fail(e, cgt_err_io, "cannot write '%s': %s", path, strerror(errno));
 		goto out;
 	}
-	rc = write(f, data, e);
+	rc = fill(f, data, e);
 	int failed = ferror(f);
 	/* fclose writes what is still buffered: its failure is a write's */
 	if ((fclose(f) != 0 || failed) && rc == 0)

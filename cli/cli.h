@@ -25,11 +25,11 @@ int report_error(const struct cgt_error *e);
    complete (record.h's cgt_output_*).  named: path was given by the user,
    so it is checked as kind against input and replaces what is there;
    else a taken name gives way to NAME.N, said on stderr unless quiet.
-   write fills the file (0, or negative with e set); a write failure it
+   fill writes the file (0, or negative with e set); a write failure it
    leaves unsaid is "cannot write 'path'".  0, or -1 with e set (naming
    path, not the temporary). */
 int write_output(const char *path, int named, enum cgt_output_kind kind, const char *input,
-		 int quiet, int (*write)(FILE *f, const void *data, struct cgt_error *e),
+		 int quiet, int (*fill)(FILE *f, const void *data, struct cgt_error *e),
 		 const void *data, struct cgt_error *e);
 /* How the commands open traces: notes on stderr, a progress line there
    if it is a terminal, a decode for this run only in $TMPDIR (else /tmp),
