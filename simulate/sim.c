@@ -25,6 +25,8 @@
  * threads.
  */
 #include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -683,75 +685,95 @@ static void pass_update(void *arg, uint64_t done, uint64_t total, uint64_t insns
 		p->outer->update(p->outer->arg, done, 2 * total, insns);
 }
 
-struct hier_args {
-	struct cgt_sim *s;
-	unsigned threads;
-	const struct cgt_sim_progress *progress;
-	int rc;
-	struct cgt_error error;
-};
-
-static void *hier_main(void *arg)
+/* Runs n workers until the trace is simulated: one on this thread, the
+   others on threads of their own. */
+static void run_workers(struct cgt_sim *s, unsigned n, struct cgt_decoder *d,
+			const struct cgt_sim_progress *progress)
 {
-	struct hier_args *a = arg;
-	a->rc = hier_run(a->s->hier, a->s->trace_path, a->threads, a->progress, &a->error);
-	return NULL;
-}
-
-int cgt_sim_trace(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
-		  const struct cgt_sim_progress *progress, struct cgt_error *e)
-{
-	pthread_t ids[MAX_WORKERS], beside;
+	pthread_t ids[MAX_WORKERS];
 	struct thread_args args[MAX_WORKERS];
 	unsigned started = 0;
-	struct hier_args h = { s, 0, progress, 0, { 0 } };
-	int hier_beside = 0;
-	struct pass_progress passes = { { pass_update, &passes }, progress, 0, 0 };
-
-	if (threads < 1)
-		threads = 1;
-	if (threads > MAX_WORKERS)
-		threads = MAX_WORKERS;
-	/* With more than one thread, the hierarchy engine runs on `threads`
-	   threads of its own, and this one, which counts executions and
-	   branches, beside it on the calling thread alone: one thread more
-	   than asked, busy for the first half of the run or so.  Giving the
-	   hierarchy one thread less instead took 16 configurations 3.23 s
-	   against 2.77, the D1 curve 7.31 against 4.55 (two CPUs).  One thread
-	   here, the segments start from known states: nothing to settle, and
-	   4% less time than two.  The hierarchy shows the progress, being the
-	   longer. */
-	if (s->hier != NULL && threads > 1) {
-		h.threads = threads;
-		hier_beside = pthread_create(&beside, NULL, hier_main, &h) == 0;
-		if (hier_beside) {
-			progress = NULL;
-			threads = 1;
-		}
-	}
-	/* Two passes, one after the other: one progress bar. */
-	if (s->hier != NULL && !hier_beside && progress != NULL)
-		progress = &passes.as_seen;
-	s->window_size = 2 * threads + 2;
-	s->window = calloc(s->window_size, sizeof(*s->window));
-	s->spare = calloc(s->window_size + threads, sizeof(*s->spare));
-	if (s->window == NULL || s->spare == NULL) {
-		if (hier_beside)
-			pthread_join(beside, NULL);
-		return cgt_fail(e, cgt_err_nomem, "out of memory");
-	}
-	for (unsigned t = 0; t < threads; t++) {
+	for (unsigned t = 0; t < n && s->n_workers < MAX_WORKERS; t++) {
 		struct worker *w = &s->workers[s->n_workers++];
 		w->s = s;
 		args[t] = (struct thread_args){ s, w, d, progress };
-		/* The first worker runs on the calling thread. */
-		if (t > 0 && pthread_create(&ids[t], NULL, worker_main, &args[t]) != 0)
+		/* The first runs on this thread. */
+		if (t > 0 && pthread_create(&ids[t], NULL, worker_main, &args[t]) != 0) {
+			s->n_workers--;
 			break;
+		}
 		started = t + 1;
 	}
 	worker_main(&args[0]);
 	for (unsigned t = 1; t < started; t++)
 		pthread_join(ids[t], NULL);
+}
+
+/* A worker at the lowest priority: it takes only what the others leave
+   of the CPUs.  (Linux: a thread's nice value is its own.) */
+static void *idle_worker_main(void *arg)
+{
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+	return worker_main(arg);
+}
+
+/*
+ * Executions and branches counted beside the hierarchy engine, which runs
+ * on `threads` threads of its own (this one first).  The counting starts
+ * on one more thread at the lowest priority, so that it uses what the
+ * hierarchy leaves of the CPUs: the hierarchy's decoding thread is often
+ * its longest, and parts wait for it meanwhile (the sweep of 16
+ * configurations: 2.29-2.61 s against 2.82-3.24 at an equal priority).  Once the
+ * hierarchy is done, what is left of the counting takes `threads` threads
+ * (the D1 curve, where the parts are longest: else its last 1.5 s on one
+ * thread).  Segments taken after the first start from states not known:
+ * they are settled as with any number of threads.
+ */
+static int count_beside_hierarchy(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
+				  const struct cgt_sim_progress *progress, struct cgt_error *e)
+{
+	struct thread_args idle = { s, &s->workers[s->n_workers++], d, NULL };
+	idle.w->s = s;
+	pthread_t idle_id;
+	int idle_started = pthread_create(&idle_id, NULL, idle_worker_main, &idle) == 0;
+	int rc = hier_run(s->hier, s->trace_path, threads, progress, e);
+	if (rc < 0)
+		fail_at(s, 0, e);	/* the counting stops */
+	/* The rest of the counting, on every thread (if the idle one could not
+	   start, it all is). */
+	if (!idle_started)
+		s->n_workers--;
+	run_workers(s, threads, d, NULL);
+	if (idle_started)
+		pthread_join(idle_id, NULL);
+	return rc;
+}
+
+int cgt_sim_trace(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
+		  const struct cgt_sim_progress *progress, struct cgt_error *e)
+{
+	struct pass_progress passes = { { pass_update, &passes }, progress, 0, 0 };
+	const int beside = s->hier != NULL && threads > 1;
+
+	if (threads < 1)
+		threads = 1;
+	if (threads > MAX_WORKERS - 1)
+		threads = MAX_WORKERS - 1;	/* room for the idle worker */
+	/* One thread: the counting, then the hierarchy, one progress bar. */
+	if (s->hier != NULL && !beside && progress != NULL)
+		progress = &passes.as_seen;
+	const unsigned workers = threads + (unsigned)beside;
+	s->window_size = 2 * workers + 2;
+	s->window = calloc(s->window_size, sizeof(*s->window));
+	s->spare = calloc(s->window_size + workers, sizeof(*s->spare));
+	if (s->window == NULL || s->spare == NULL)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	int rc = 0;
+	if (beside) {
+		rc = count_beside_hierarchy(s, d, threads, progress, e);
+	} else {
+		run_workers(s, threads, d, progress);
+	}
 
 	for (unsigned k = 0; k < s->window_size; k++)
 		segment_free(s->window[k]);
@@ -761,17 +783,13 @@ int cgt_sim_trace(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
 	free(s->spare);
 	s->window = s->spare = NULL;
 	s->n_spare = 0;
-	if (hier_beside)
-		pthread_join(beside, NULL);
+	if (rc < 0)
+		return rc;	/* the hierarchy's error */
 	if (s->failed) {
 		*e = s->error;
 		return -e->status;
 	}
-	if (hier_beside && h.rc < 0) {
-		*e = h.error;
-		return h.rc;
-	}
-	if (s->hier == NULL || hier_beside)
+	if (s->hier == NULL || beside)
 		return 0;
 	passes.second = 1;
 	passes.insns = s->insns_joined;
