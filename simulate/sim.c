@@ -136,6 +136,7 @@ struct cgt_sim {
 	unsigned n_spare;
 	uint64_t next_join;
 	unsigned in_flight;		/* taken, or being taken, and not joined */
+	int hierarchy_done;		/* count_beside_hierarchy's */
 	int joining;
 	int failed;
 	uint64_t failed_index;		/* read without the lock: atomic */
@@ -525,6 +526,7 @@ struct thread_args {
 	struct worker *w;
 	struct cgt_decoder *d;
 	const struct cgt_sim_progress *progress;
+	int retires;		/* takes no segment once the hierarchy is done */
 };
 
 static void fail_at(struct cgt_sim *s, uint64_t index, const struct cgt_error *e)
@@ -616,10 +618,12 @@ static void *worker_main(void *arg)
 	for (;;) {
 		/* Keep within the window: memory stays bounded. */
 		pthread_mutex_lock(&s->lock);
-		while (!s->failed && s->in_flight == s->window_size)
+		int stop;
+		while (!(stop = s->failed || (a->retires && s->hierarchy_done)) &&
+		       s->in_flight == s->window_size)
 			pthread_cond_wait(&s->cond, &s->lock);
-		int stop = s->failed;
-		s->in_flight++;
+		if (!stop)
+			s->in_flight++;
 		pthread_mutex_unlock(&s->lock);
 		if (stop)
 			break;
@@ -696,7 +700,7 @@ static void run_workers(struct cgt_sim *s, unsigned n, struct cgt_decoder *d,
 	for (unsigned t = 0; t < n && s->n_workers < MAX_WORKERS; t++) {
 		struct worker *w = &s->workers[s->n_workers++];
 		w->s = s;
-		args[t] = (struct thread_args){ s, w, d, progress };
+		args[t] = (struct thread_args){ s, w, d, progress, 0 };
 		/* The first runs on this thread. */
 		if (t > 0 && pthread_create(&ids[t], NULL, worker_main, &args[t]) != 0) {
 			s->n_workers--;
@@ -732,15 +736,20 @@ static void *idle_worker_main(void *arg)
 static int count_beside_hierarchy(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
 				  const struct cgt_sim_progress *progress, struct cgt_error *e)
 {
-	struct thread_args idle = { s, &s->workers[s->n_workers++], d, NULL };
+	struct thread_args idle = { s, &s->workers[s->n_workers++], d, NULL, 1 };
 	idle.w->s = s;
 	pthread_t idle_id;
 	int idle_started = pthread_create(&idle_id, NULL, idle_worker_main, &idle) == 0;
 	int rc = hier_run(s->hier, s->trace_path, threads, progress, e);
 	if (rc < 0)
 		fail_at(s, 0, e);	/* the counting stops */
-	/* The rest of the counting, on every thread (if the idle one could not
-	   start, it all is). */
+	/* The rest of the counting on every thread (if the idle one could not
+	   start, all of it); the idle one finishes its segment and stops, as
+	   it would get little of the CPUs and the others would wait for it. */
+	pthread_mutex_lock(&s->lock);
+	s->hierarchy_done = 1;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
 	if (!idle_started)
 		s->n_workers--;
 	run_workers(s, threads, d, NULL);
