@@ -727,11 +727,11 @@ static void *idle_worker_main(void *arg)
  * on one more thread at the lowest priority, so that it uses what the
  * hierarchy leaves of the CPUs: the hierarchy's decoding thread is often
  * its longest, and parts wait for it meanwhile (the sweep of 16
- * configurations: 2.29-2.61 s against 2.82-3.24 at an equal priority).  Once the
- * hierarchy is done, what is left of the counting takes `threads` threads
- * (the D1 curve, where the parts are longest: else its last 1.5 s on one
- * thread).  Segments taken after the first start from states not known:
- * they are settled as with any number of threads.
+ * configurations: 2.29-2.61 s against 2.82-3.24 at an equal priority).
+ * Once the hierarchy is done, what is left of the counting takes `threads`
+ * threads (the D1 curve, where the parts are longest: else its last 1.5 s
+ * on one thread).  Segments taken after the first start from states not
+ * known: they are settled as with any number of threads.
  */
 static int count_beside_hierarchy(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
 				  const struct cgt_sim_progress *progress, struct cgt_error *e)
@@ -775,8 +775,12 @@ int cgt_sim_trace(struct cgt_sim *s, struct cgt_decoder *d, unsigned threads,
 	s->window_size = 2 * workers + 2;
 	s->window = calloc(s->window_size, sizeof(*s->window));
 	s->spare = calloc(s->window_size + workers, sizeof(*s->spare));
-	if (s->window == NULL || s->spare == NULL)
+	if (s->window == NULL || s->spare == NULL) {
+		free(s->window);
+		free(s->spare);
+		s->window = s->spare = NULL;
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	}
 	int rc = 0;
 	if (beside) {
 		rc = count_beside_hierarchy(s, d, threads, progress, e);
