@@ -11,7 +11,9 @@
  * (part_turn); L1 takes each reference as it comes; the misses wait in
  * their members' queues, numbered, and the levels below take them in
  * bunches (drain), merged back into program order: every cache sees its
- * references in the order Cachegrind's would.
+ * references in the order Cachegrind's would.  Where a part's
+ * configurations differ only in D1, its LL caches share their sets
+ * instead (struct forest) and take each bunch's misses as it comes.
  */
 #include <immintrin.h>
 #include <pthread.h>
@@ -119,6 +121,9 @@ struct group {
 	uint16_t *missed_at;
 	struct miss_counts misses;
 	unsigned first_feeding;		/* the smallest index of a member that feeds below */
+	/* With a forest (see struct forest): by how many members missed
+	   (missed_at), the nodes below that see the reference. */
+	struct marks *marks_at;
 	uint32_t n_queue;
 	struct pending *queue;
 	size_t cap_queue;
@@ -140,6 +145,38 @@ struct ref_program {
 	uint32_t first_slot;	/* op k's misses are counted at first_slot + k */
 	uint32_t *in_prefix;	/* [n_exits + 1]: steps executed by each prefix */
 	struct ref_step steps[];
+};
+
+/* What a reference missed in L1 means for a forest: the nodes that see
+   it, and the followers of those (sets of nodes, bit k for node k). */
+struct marks {
+	uint64_t sees, followers;
+};
+
+/* Where every configuration of a part has the same I1 and the same LL
+   below its L1s, and differs only in D1, its LL caches are a forest (one
+   node each) that share their sets.  A node (a D1 of sets x ways) follows
+   a leader with at most as many of each, whose D1 holds a subset of its
+   lines at any time (LRU: Mattson's inclusion for ways, Hill and Smith's
+   for sets), so it misses every reference the node's D1 misses: the
+   node's LL sees a subsequence of its leader's.  Mostly the same one, and
+   so the two LL caches hold the same lines in the same order in most sets.
+   A node's set is its leader's until the leader takes a reference the
+   node does not see; then it keeps a copy of its own (diverged), until a
+   lookup leaves it equal to its leader's again.  Only roots and diverged
+   sets are looked up: an LL cache per configuration, for the work of a
+   few.  (make bench's D1 curve: 45 LL caches, of which 5 to 6% of sets
+   differ from their leader's at any time.) */
+#define FOREST_MAX 64
+
+struct forest {
+	struct group *node[FOREST_MAX];	/* the LL groups, each after its leader */
+	uint8_t leader[FOREST_MAX];	/* a root's is itself */
+	unsigned n;
+	uint64_t roots;
+	uint64_t *diverged;		/* by LL set: the nodes with a set of their own */
+	struct marks *marks[2];		/* by side: the bunch's references' */
+	uint32_t *order;		/* those marked, in program order: side << 31 | index */
 };
 
 struct part {
@@ -164,6 +201,7 @@ struct part {
 	uint32_t *live;			/* see run_chain */
 	size_t cap_live;
 	int must_drain;
+	struct forest *forest;		/* NULL: the levels below are drained by chains */
 	void *arena;			/* every group's stack.tags (map_stacks) */
 	size_t arena_size;
 	/* Under the hier's lock: the next bunch it takes, whether a thread is
@@ -416,6 +454,104 @@ static int map_stacks(struct part *p)
 	return 0;
 }
 
+/* A D1 member's geometry, for choosing leaders. */
+static uint64_t sets_of(const struct member *m)
+{
+	return (uint64_t)m->group->shape.size / (uint64_t)m->group->shape.assoc /
+	       (uint64_t)m->group->shape.line;
+}
+
+static uint64_t size_of(const struct member *m)
+{
+	return sets_of(m) * m->assoc;
+}
+
+static int by_d1_size(const void *a, const void *b)
+{
+	const struct member *x = (*(struct group *const *)a)->parents[1];
+	const struct member *y = (*(struct group *const *)b)->parents[1];
+	if (size_of(x) != size_of(y))
+		return size_of(x) < size_of(y) ? -1 : 1;
+	return (sets_of(x) > sets_of(y)) - (sets_of(x) < sets_of(y));
+}
+
+/* Whether D1 member a holds a subset of b's lines at any time. */
+static int included(const struct member *a, const struct member *b)
+{
+	return a->group->shape.line == b->group->shape.line && sets_of(a) <= sets_of(b) &&
+	       a->assoc <= b->assoc;
+}
+
+/* Makes the part's levels below L1 a forest where they can be one (see
+   struct forest): 0, or -1 if out of memory. */
+static int forest_build(struct part *p)
+{
+	if (p->n_l1[0] != 1 || p->l1[0][0]->n_members != 1 || p->n_lower == 0 ||
+	    p->n_lower > FOREST_MAX)
+		return 0;
+	const struct member *i1 = p->l1[0][0]->members[0];
+	const struct group *first = p->lower[0];
+	for (unsigned k = 0; k < p->n_lower; k++) {
+		const struct group *g = p->lower[k];
+		if (g->level != CGT_LEVEL_LL || g->n_members != 1 || g->parents[0] != i1 ||
+		    g->parents[1] == NULL || g->shape.size != first->shape.size ||
+		    g->shape.assoc != first->shape.assoc || g->shape.line != first->shape.line)
+			return 0;
+	}
+	struct forest *f = calloc(1, sizeof(*f));
+	if (f == NULL)
+		return -1;
+	p->forest = f;
+	f->n = p->n_lower;
+	memcpy(f->node, p->lower, f->n * sizeof(*f->node));
+	qsort(f->node, f->n, sizeof(*f->node), by_d1_size);
+	/* Each node's leader: the largest D1 included in its own, with as many
+	   sets if there are two. */
+	for (unsigned k = 0; k < f->n; k++) {
+		const struct member *d1 = f->node[k]->parents[1];
+		unsigned best = k;
+		for (unsigned j = 0; j < k; j++) {
+			const struct member *c = f->node[j]->parents[1];
+			if (!included(c, d1))
+				continue;
+			const struct member *b = f->node[best]->parents[1];
+			if (best == k || size_of(c) > size_of(b) ||
+			    (size_of(c) == size_of(b) && sets_of(c) == sets_of(d1)))
+				best = j;
+		}
+		f->leader[k] = (uint8_t)best;
+		if (best == k)
+			f->roots |= 1ull << k;
+	}
+	if ((f->diverged = calloc(first->stack.sets_mask + 1, sizeof(*f->diverged))) == NULL ||
+	    (f->marks[0] = calloc(BUNCH, sizeof(struct marks))) == NULL ||
+	    (f->marks[1] = calloc(BUNCH, sizeof(struct marks))) == NULL ||
+	    (f->order = malloc(2 * BUNCH * sizeof(*f->order))) == NULL)
+		return -1;
+	/* What each L1 group's misses mean for the forest, by how many of its
+	   members missed (the first so many). */
+	for (int side = 0; side < 2; side++)
+		for (unsigned k = 0; k < p->n_l1[side]; k++) {
+			struct group *g = p->l1[side][k];
+			if ((g->marks_at = calloc(g->n_members + 1u, sizeof(*g->marks_at))) == NULL)
+				return -1;
+			for (unsigned missed = 1; missed <= g->n_members; missed++) {
+				struct marks m = g->marks_at[missed - 1];
+				const struct member *by = g->members[missed - 1];
+				for (unsigned n = 0; n < f->n; n++) {
+					if (f->node[n]->parents[side] != by)
+						continue;
+					m.sees |= 1ull << n;
+					for (unsigned c = n + 1; c < f->n; c++)
+						if (f->leader[c] == n && !(f->roots >> c & 1))
+							m.followers |= 1ull << c;
+				}
+				g->marks_at[missed] = m;
+			}
+		}
+	return 0;
+}
+
 static int part_build(struct part *p)
 {
 	struct hier *h = p->h;
@@ -460,7 +596,7 @@ static int part_build(struct part *p)
 		p->lower[p->n_lower++] = p->groups[k];
 	}
 	sort_chains(p->lower, p->n_lower, level_then_chain);
-	if (map_stacks(p) < 0)
+	if (map_stacks(p) < 0 || forest_build(p) < 0)
 		return -1;
 	if (reserve(p, BUNCH, 0) < 0)
 		return -1;
@@ -605,12 +741,13 @@ static int enqueue(struct part *p, struct group *g, const struct pending *r, uin
 	return 0;
 }
 
-/* One reference to a group: counted once for the members it missed in,
-   and kept for the next level if one of them has one.  A reference that
-   straddles two lines is one access that misses where either line does. */
+/* One reference to a group (r, index in its input): counted once for the
+   members it missed in, and kept for the next level if one of them has
+   one (or, with a forest, marked for it).  A reference that straddles two
+   lines is one access that misses where either line does. */
 static inline __attribute__((always_inline)) int
 group_ref(struct part *p, struct group *g, uint64_t first, uint64_t last, const struct pending *r,
-	  enum set_kind kind)
+	  uint32_t index, enum set_kind kind)
 {
 	uint32_t depth = stack_ref(g, first, kind);
 	if (last != first) {
@@ -620,10 +757,15 @@ group_ref(struct part *p, struct group *g, uint64_t first, uint64_t last, const 
 	if (__builtin_expect(depth < g->min_assoc, 1))
 		return 0;
 	uint16_t missed = g->missed_at[depth];
-	if (count_miss(&g->misses, (uint64_t)r->slot * g->n_members + missed - 1) < 0 ||
-	    (missed > g->first_feeding && enqueue(p, g, r, missed) < 0))
+	if (count_miss(&g->misses, (uint64_t)r->slot * g->n_members + missed - 1) < 0)
 		return -1;
-	return 0;
+	if (g->marks_at != NULL) {
+		struct marks *m = &p->forest->marks[g->level == CGT_LEVEL_D1][index];
+		m->sees |= g->marks_at[missed].sees;
+		m->followers |= g->marks_at[missed].followers;
+		return 0;
+	}
+	return missed > g->first_feeding ? enqueue(p, g, r, missed) : 0;
 }
 
 /* Always inline: gcc 12 takes a function that only prefetches for one
@@ -662,7 +804,7 @@ run_group(struct part *p, struct group *g, const struct pending *in, uint32_t *l
 		if (is_mru(g, first, narrow) && is_mru(g, last, narrow))
 			continue;
 		live[(*kept)++] = live[j];
-		if (group_ref(p, g, first, last, r, kind) < 0)
+		if (group_ref(p, g, first, last, r, live[j], kind) < 0)
 			return -1;
 	}
 	return 0;
@@ -754,7 +896,7 @@ static int chain_input(struct part *p, const struct group *g, const struct pendi
    chain by chain. */
 static int drain(struct part *p)
 {
-	for (unsigned k = 0, end; k < p->n_lower; k = end) {
+	for (unsigned k = 0, end; p->forest == NULL && k < p->n_lower; k = end) {
 		end = chain_end(p->lower, p->n_lower, k);
 		const struct pending *in;
 		uint32_t n;
@@ -769,8 +911,152 @@ static int drain(struct part *p)
 	return 0;
 }
 
+/* ---- The forest (struct forest) --------------------------------------- */
+
+static inline __attribute__((always_inline)) void *set_of(const struct group *g, uint64_t set,
+							   int narrow)
+{
+	uint64_t at = set << g->stack.way_bits;
+	return narrow ? (void *)((uint32_t *)g->stack.tags + at) : (void *)(g->stack.tags + at);
+}
+
+/* The node whose stack holds node k's set, given the nodes diverged there:
+   k's own, or its leader's. */
+static inline __attribute__((always_inline)) unsigned holder(const struct forest *f, unsigned k,
+							     uint64_t diverged)
+{
+	while (!((diverged | f->roots) >> k & 1))
+		k = f->leader[k];
+	return k;
+}
+
+/* One line of a reference to the forest: the nodes among m.sees that
+   missed it. */
+static inline __attribute__((always_inline)) uint64_t
+forest_line(struct forest *f, uint64_t line, const struct marks *m, enum set_kind kind)
+{
+	const int narrow = is_narrow(kind);
+	const struct cache_model *shape = &f->node[0]->stack;
+	const uint64_t set = line & shape->sets_mask;
+	const size_t set_bytes = (size_t)(narrow ? 4 : 8) << shape->way_bits;
+	uint64_t diverged = f->diverged[set];
+
+	/* Nodes whose set is about to differ from their leader's: those that
+	   do not see the reference while their leader does (the converse
+	   cannot be: the leader's D1 missed it too). */
+	for (uint64_t t = m->followers & ~m->sees & ~diverged; t; t &= t - 1) {
+		unsigned k = (unsigned)__builtin_ctzll(t);
+		const struct group *from = f->node[holder(f, f->leader[k], diverged)];
+		if (is_mru(from, line, narrow))
+			continue;	/* the lookup changes nothing */
+		memcpy(set_of(f->node[k], set, narrow), set_of(from, set, narrow), set_bytes);
+		diverged |= 1ull << k;
+	}
+
+	const uint64_t own = m->sees & (diverged | f->roots);
+	uint64_t missed = 0;
+	for (uint64_t t = own; t; t &= t - 1) {
+		unsigned k = (unsigned)__builtin_ctzll(t);
+		struct group *g = f->node[k];
+		if (stack_ref(g, line, kind) >= g->min_assoc)
+			missed |= 1ull << k;
+	}
+	/* A node that saw it in its leader's set: its leader's outcome (nodes
+	   in ascending order: every leader before its followers). */
+	if (missed != 0)
+		for (uint64_t t = m->sees & ~own; t; t &= t - 1) {
+			unsigned k = (unsigned)__builtin_ctzll(t);
+			missed |= (missed >> f->leader[k] & 1) << k;
+		}
+	/* Sets that became their leader's again. */
+	for (uint64_t t = own & diverged & ~f->roots; t; t &= t - 1) {
+		unsigned k = (unsigned)__builtin_ctzll(t);
+		const struct group *from = f->node[holder(f, f->leader[k], diverged)];
+		if (memcmp(set_of(f->node[k], set, narrow), set_of(from, set, narrow), set_bytes) == 0)
+			diverged &= ~(1ull << k);
+	}
+	f->diverged[set] = diverged;
+	return missed;
+}
+
+/* The references of a bunch that missed in L1 (marked), fetches and data
+   merged back into program order, into f->order: how many. */
+static uint32_t forest_order(struct forest *f, const struct bunch *b)
+{
+	uint32_t at[2] = { 0, 0 }, n = 0;
+	for (;;) {
+		for (int side = 0; side < 2; side++)
+			while (at[side] < b->n[side] && f->marks[side][at[side]].sees == 0)
+				at[side]++;
+		int side = at[0] == b->n[0] ||
+			   (at[1] < b->n[1] && b->refs[1][at[1]].seq < b->refs[0][at[0]].seq);
+		if (at[side] == b->n[side])
+			return n;
+		f->order[n++] = (uint32_t)side << 31 | at[side]++;
+	}
+}
+
+/* The forest takes a bunch's L1 misses, in program order, prefetching
+   ahead which nodes have a set of their own there, then those sets. */
+static inline __attribute__((always_inline)) int forest_take(struct part *p, const struct bunch *b,
+							     enum set_kind kind)
+{
+	struct forest *f = p->forest;
+	const int narrow = is_narrow(kind);
+	const uint32_t line_bits = f->node[0]->stack.line_bits;
+	const uint64_t sets_mask = f->node[0]->stack.sets_mask;
+	const uint32_t n = forest_order(f, b);
+	for (uint32_t j = 0; j < n; j++) {
+		if (j + 2 * PREFETCH_AHEAD < n) {
+			uint32_t ahead = f->order[j + 2 * PREFETCH_AHEAD];
+			uint64_t addr = b->refs[ahead >> 31][ahead & INT32_MAX].addr;
+			__builtin_prefetch(&f->diverged[(addr >> line_bits) & sets_mask]);
+		}
+		if (j + PREFETCH_AHEAD < n) {
+			uint32_t ahead = f->order[j + PREFETCH_AHEAD];
+			const struct marks *m = &f->marks[ahead >> 31][ahead & INT32_MAX];
+			uint64_t addr = b->refs[ahead >> 31][ahead & INT32_MAX].addr;
+			uint64_t own = f->roots | f->diverged[(addr >> line_bits) & sets_mask];
+			for (uint64_t t = m->sees & own; t; t &= t - 1)
+				prefetch_set(f->node[__builtin_ctzll(t)], addr, narrow);
+		}
+		uint32_t side = f->order[j] >> 31, i = f->order[j] & INT32_MAX;
+		const struct pending *r = &b->refs[side][i];
+		struct marks *m = &f->marks[side][i];
+		uint64_t first = r->addr >> line_bits, last = (r->addr + r->size - 1) >> line_bits;
+		uint64_t missed = forest_line(f, first, m, kind);
+		if (last != first)
+			missed |= forest_line(f, last, m, kind);
+		*m = (struct marks){ 0, 0 };
+		for (; missed != 0; missed &= missed - 1)
+			if (count_miss(&f->node[__builtin_ctzll(missed)]->misses, r->slot) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+__attribute__((target("avx512f"), noinline)) static int forest_take_lanes(struct part *p,
+									  const struct bunch *b)
+{
+	return forest_take(p, b, NARROW_LANES_16);
+}
+
+static int forest_take_any(struct part *p, const struct bunch *b)
+{
+	struct forest *f = p->forest;
+	const struct group *g = f->node[0];
+	if (g->narrow && (p->addr_bits >> g->stack.line_bits >> g->set_bits) >= UINT32_MAX)
+		for (unsigned k = 0; k < f->n; k++)
+			widen(f->node[k]);
+	if (!g->narrow)
+		return forest_take(p, b, WIDE);
+	if (p->h->lanes && g->stack.way_bits == 4)
+		return forest_take_lanes(p, b);
+	return forest_take(p, b, NARROW);
+}
+
 /* L1 takes a bunch (the fetches and the data, each side in program
-   order), then, if queues are full, the levels below. */
+   order), then the forest or, if queues are full, the levels below. */
 static int part_take(struct part *p, const struct bunch *b)
 {
 	p->addr_bits = b->addr_bits;
@@ -782,6 +1068,8 @@ static int part_take(struct part *p, const struct bunch *b)
 			if (run_chain(p, p->l1[side] + k, end - k, b->refs[side], b->n[side]) < 0)
 				return -1;
 		}
+	if (p->forest != NULL)
+		return forest_take_any(p, b);
 	return p->must_drain ? drain(p) : 0;
 }
 
@@ -1219,11 +1507,19 @@ void hier_close(struct hier *h)
 			miss_counts_free(&g->misses);
 			free(g->queue);
 			free(g->missed_at);
+			free(g->marks_at);
 			if (p->arena != NULL)
 				g->stack.tags = NULL;	/* in the arena */
 			free(g->members);
 			cache_model_free(&g->stack);
 			free(g);
+		}
+		if (p->forest != NULL) {
+			free(p->forest->diverged);
+			free(p->forest->marks[0]);
+			free(p->forest->marks[1]);
+			free(p->forest->order);
+			free(p->forest);
 		}
 		free(p->groups);
 		free(p->lower);

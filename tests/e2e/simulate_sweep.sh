@@ -4,7 +4,7 @@
 # (CSV, JSON), the plot and the stderr table agree with the files; bad
 # sweeps are refused with a clear message before anything is written.
 source "$(dirname "$0")/../lib.sh"
-plan 137
+plan 149
 
 run() { out=$("$@" 2>&1); rc=$?; }
 
@@ -128,6 +128,30 @@ check_eq "strings, I1/D1/L2 sweep: the stderr table in the given order" \
 	"$(printf '%s\n' "${il2_labels[@]}")" "$(table_labels l2.err)"
 check_eq "strings, I1/D1/L2 sweep: each CSV row's totals are its file's summary: line" "8 rows agree" \
 	"$(csv_vs_files l2.csv l2.t2/o.)"
+
+# Only D1 varying: the LL caches of a part are one forest (hier.c's struct
+# forest), a follower's sets its leader's until they differ.  A small LL of
+# 64-bit tags, where sets part and join often, and one of 16 ways of 32-bit
+# tags (looked up all at once where the host has AVX-512), each against
+# the single runs, on 1, 2 and 8 threads (the forests differ with the
+# parts).
+for ll in 16384,4,64 2097152,16,64; do
+	mapfile -t d1_labels < <(labels "D1 1024,2048,4096,8192 1,2,4 64" "LL ${ll//,/ }")
+	for p in ptrchase strings; do
+		dir="$p.d1.$ll"
+		mkdir "$dir.t1" "$dir.t2" "$dir.t8" "$dir.single"
+		for t in 1 2 8; do
+			"$CGTRACE" simulate -q --threads=$t --D1=1k..8k,1..4,64 --LL=$ll -o "$dir.t$t/o.%c" "$p.zst"
+		done
+		for l in "${d1_labels[@]}"; do
+			"$CGTRACE" simulate -q $(options_of "$l") -o "$dir.single/o.$l" "$p.zst"
+		done
+		for t in 1 2 8; do
+			check_eq "$p, D1 alone varying, LL $ll, $t threads: every file is the single run's" \
+				"12 identical" "$(same_across "$dir.single" "$dir.t$t" "${d1_labels[@]}")"
+		done
+	done
+done
 
 # The JSON summary parses and says what the CSV says (same sweep, other run).
 json_vs_csv() {
