@@ -7,7 +7,8 @@
  * the deepest (Mattson et al., 1970): a reference found at depth d hits in
  * every member of more than d ways.  The members' misses feed the level
  * below, so configurations with the same L1s share their L1 simulation,
- * and so on down.
+ * and so on down.  LL caches whose configurations differ only in D1 share
+ * their sets where they are equal (hier.c's struct forest).
  *
  * Its caches are never started from an unknown state: the trace is decoded
  * once, in stream order, its references gathered in bunches, and every
