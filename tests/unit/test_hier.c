@@ -50,10 +50,11 @@ static uint64_t total(const struct cgt_profile *p, const char *name)
 	return UINT64_MAX;
 }
 
-/* The profiles of the two configurations, simulated on threads threads
-   over a trace (dir/name) of one block reading addrs[0 .. n) in turn. */
-static void profiles(const char *name, const struct cgt_hierarchy configs[2], const uint64_t *addrs,
-		     size_t n, unsigned threads, struct cgt_profile p[2])
+/* The profiles of n_configs configurations, simulated together on
+   threads threads over a trace (dir/name) of one block reading
+   addrs[0 .. n) in turn. */
+static void profiles_of(const char *name, const struct cgt_hierarchy *configs, unsigned n_configs,
+			const uint64_t *addrs, size_t n, unsigned threads, struct cgt_profile *p)
 {
 	char path[128];
 	struct cgt_decoder *d;
@@ -62,15 +63,21 @@ static void profiles(const char *name, const struct cgt_hierarchy configs[2], co
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	write_trace(path, addrs, n);
-	const struct cgt_sim_options o = { 1, 0, configs, 2, path, 1 };
+	const struct cgt_sim_options o = { 1, 0, configs, n_configs, path, 1 };
 	CHECK(cgt_decoder_open(&d, path, NULL, &e) == 0);
 	CHECK(cgt_sim_open(&s, &o, 8, &e) == 0);
 	CHECK(cgt_sim_trace(s, d, threads, NULL, &e) == 0);
-	for (unsigned k = 0; k < 2; k++)
+	for (unsigned k = 0; k < n_configs; k++)
 		CHECK(cgt_sim_profile(s, k, cgt_decoder_blocks(d), &p[k], &e) == 0);
 	cgt_sim_close(s);
 	cgt_decoder_close(d);
 	unlink(path);
+}
+
+static void profiles(const char *name, const struct cgt_hierarchy configs[2], const uint64_t *addrs,
+		     size_t n, unsigned threads, struct cgt_profile p[2])
+{
+	profiles_of(name, configs, 2, addrs, n, threads, p);
 }
 
 static void chain(unsigned threads)
@@ -193,9 +200,58 @@ static void sixteen_ways(void)
 	cgt_profile_free(&p[1]);
 }
 
+/* LL caches under D1s that differ only in D1 share their sets (hier.c's
+   struct forest): D1 2 sets x 2 ways (the root), 4 x 1 (not included in
+   it: following it all the same), 4 x 2 and 8 x 1 (following 4 x 1), over
+   one 16-way LL set of 32-bit tags.  Reads of 48 lines of that set in a
+   random order make the D1s miss differently and the LL caches part and
+   rejoin; reads straddling two lines, over several bunches, then lines
+   above 2^32 of the set among them, which make every LL stack wide (and
+   the lines below must still be found).  Each
+   configuration's misses are those of a run of it alone (sim.c's engine,
+   Cachegrind's rules), on one thread and on three. */
+static void forest(void)
+{
+	enum { N_CONFIGS = 4, N = 9000 };
+	const struct cgt_cache_config i1 = { 1024, 2, 64 }, ll = { 1048576, 16, 64 };
+	const struct cgt_hierarchy configs[N_CONFIGS] = {
+		{ { i1, { 256, 2, 64 }, { 0, 0, 0 }, ll } },
+		{ { i1, { 256, 1, 64 }, { 0, 0, 0 }, ll } },
+		{ { i1, { 512, 2, 64 }, { 0, 0, 0 }, ll } },
+		{ { i1, { 512, 1, 64 }, { 0, 0, 0 }, ll } },
+	};
+	static uint64_t addrs[N];
+	uint32_t rng = 12345;
+
+	for (size_t k = 0; k < N; k++) {
+		rng = rng * 1103515245u + 12345u;
+		uint64_t line = 3 + 1024 * (uint64_t)(rng >> 16) % (48 * 1024) / 1024 * 1024;
+		addrs[k] = line * 64;
+		if (k % 7 == 0)
+			addrs[k] -= 4;	/* straddles the line before */
+		if (k >= N - 2000 && k % 8 == 0)
+			addrs[k] += 0xffff000000000000;
+	}
+	for (unsigned threads = 1; threads <= 3; threads += 2) {
+		struct cgt_profile together[N_CONFIGS];
+		profiles_of("forest.zst", configs, N_CONFIGS, addrs, N, threads, together);
+		for (unsigned c = 0; c < N_CONFIGS; c++) {
+			struct cgt_profile alone;
+			profiles_of("alone.zst", &configs[c], 1, addrs, N, 1, &alone);
+			CHECK(total(&alone, "D1mr") > N / 2);
+			CHECK_EQ(total(&together[c], "D1mr"), total(&alone, "D1mr"));
+			CHECK(total(&alone, "DLmr") > 48);
+			CHECK_EQ(total(&together[c], "DLmr"), total(&alone, "DLmr"));
+			CHECK_EQ(total(&together[c], "ILmr"), total(&alone, "ILmr"));
+			cgt_profile_free(&alone);
+			cgt_profile_free(&together[c]);
+		}
+	}
+}
+
 int main(void)
 {
-	PLAN(5);
+	PLAN(6);
 	if (mkdtemp(dir) == NULL)
 		return 1;
 	RUN(chain_on_one_thread);
@@ -203,6 +259,7 @@ int main(void)
 	RUN(no_references);
 	RUN(narrow_then_wide);
 	RUN(sixteen_ways);
+	RUN(forest);
 	rmdir(dir);
 	return CHECK_DONE();
 }
