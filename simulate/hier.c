@@ -834,6 +834,21 @@ run_group_narrow_lanes(struct part *p, struct group *g, const struct pending *in
 	return run_group(p, g, in, live, n, kept, NARROW_LANES_16);
 }
 
+/* Whether g's 32-bit tags no longer hold its lines: every line so far is
+   at most p->addr_bits >> line_bits. */
+static int outgrown(const struct part *p, const struct group *g)
+{
+	return g->narrow && (p->addr_bits >> g->stack.line_bits >> g->set_bits) >= UINT32_MAX;
+}
+
+/* How g's sets are looked up (once made wide where outgrown). */
+static enum set_kind kind_of(const struct part *p, const struct group *g)
+{
+	if (!g->narrow)
+		return WIDE;
+	return p->h->lanes && g->stack.way_bits == 4 ? NARROW_LANES_16 : NARROW;
+}
+
 static int run_chain(struct part *p, struct group *const *chain, unsigned n_chain,
 		     const struct pending *in, uint32_t n)
 {
@@ -841,17 +856,20 @@ static int run_chain(struct part *p, struct group *const *chain, unsigned n_chai
 	for (unsigned k = 0; k < n_chain && n > 0; k++) {
 		struct group *g = chain[k];
 		uint32_t kept = 0;
-		/* Every line so far, and so every line of in, is at most
-		   p->addr_bits >> line_bits. */
-		if (g->narrow && (p->addr_bits >> g->stack.line_bits >> g->set_bits) >= UINT32_MAX)
+		if (outgrown(p, g))
 			widen(g);
 		int rc;
-		if (!g->narrow)
-			rc = run_group(p, g, in, live, n, &kept, WIDE);
-		else if (p->h->lanes && g->stack.way_bits == 4)
+		switch (kind_of(p, g)) {
+		case NARROW_LANES_16:
 			rc = run_group_narrow_lanes(p, g, in, live, n, &kept);
-		else
+			break;
+		case NARROW:
 			rc = run_group(p, g, in, live, n, &kept, NARROW);
+			break;
+		default:
+			rc = run_group(p, g, in, live, n, &kept, WIDE);
+			break;
+		}
 		if (rc < 0)
 			return -1;
 		n = kept;
@@ -1067,15 +1085,18 @@ __attribute__((target("avx512f"), noinline)) static int forest_take_lanes(struct
 static int forest_take_any(struct part *p, const struct bunch *b)
 {
 	struct forest *f = p->forest;
-	const struct group *g = f->node[0];
-	if (g->narrow && (p->addr_bits >> g->stack.line_bits >> g->set_bits) >= UINT32_MAX)
+	/* One shape: made wide together, looked up alike. */
+	if (outgrown(p, f->node[0]))
 		for (unsigned k = 0; k < f->n; k++)
 			widen(f->node[k]);
-	if (!g->narrow)
-		return forest_take(p, b, WIDE);
-	if (p->h->lanes && g->stack.way_bits == 4)
+	switch (kind_of(p, f->node[0])) {
+	case NARROW_LANES_16:
 		return forest_take_lanes(p, b);
-	return forest_take(p, b, NARROW);
+	case NARROW:
+		return forest_take(p, b, NARROW);
+	default:
+		return forest_take(p, b, WIDE);
+	}
 }
 
 /* L1 takes a bunch (the fetches and the data, each side in program
