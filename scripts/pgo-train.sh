@@ -1,0 +1,30 @@
+#!/bin/sh
+# Trains the call-graph replay for profile-guided optimisation (the
+# Makefile's PGO): DIR/cgtrace, built with simulate/callgraph.c
+# instrumented, records two programs that are not the benchmark --
+# Debian's sort (calls, returns, libc, threads) and examples/matrix.c
+# (loops and cache misses) -- and replays them with the options people
+# use, which writes DIR/callgraph.gcda.  Usage: pgo-train.sh DIR
+set -eu
+dir=$1
+work=$dir/train
+rm -rf "$work" "$dir/callgraph.gcda"
+mkdir -p "$work" "$dir/lib/cgtrace"
+# the Valgrind tool, where DIR/cgtrace looks for it
+ln -sf "$(pwd)/lib/cgtrace/cgtrace-amd64-linux" "$dir/lib/cgtrace/"
+cgtrace=$dir/cgtrace
+
+cc -O1 -g -o "$work/matrix" examples/matrix.c
+awk 'BEGIN { srand(1); for (i = 0; i < 20000; i++) {
+	w = ""; for (k = 0; k < 8; k++) w = w sprintf("%c", 97 + int(rand() * 10));
+	printf "%d %s\n", int(rand() * 1e9), w } }' > "$work/words"
+
+LC_ALL=C "$cgtrace" record -q -o "$work/sort.zst" -- sort -k2 "$work/words" > /dev/null
+"$cgtrace" record -q -o "$work/matrix.zst" -- "$work/matrix" > /dev/null
+for t in sort matrix; do
+	"$cgtrace" simulate -q --tool=callgrind --callgrind-out-file="$work/$t.1" "$work/$t.zst"
+	"$cgtrace" simulate -q --tool=callgrind --cache-sim=yes --branch-sim=yes \
+		--callgrind-out-file="$work/$t.2" "$work/$t.zst"
+done
+test -s "$dir/callgraph.gcda"
+rm -rf "$work"
