@@ -1990,10 +1990,12 @@ static struct block_program *compile(struct producer *p, const struct cgt_block 
 
 /* The models, as the producer's hot loop keeps them: in locals, since
    through the producer the compiler would reload them after every store
-   of a charge. */
+   of a charge.  Not LL, whose wide lookups are out of line: a local
+   whose address leaves the function is one every store may change, and
+   the compiler would reload I1's and D1's fields beside it. */
 struct models {
 	struct cache_model I1, D1;
-	struct ll_model LL;
+	struct ll_model *LL;
 	struct branch_model *predictor;
 	uint64_t history;
 	struct l1_ref *misses;	/* room for a program's max_refs */
@@ -2018,7 +2020,8 @@ simulate_exec(struct models *md, const struct cgt_exec *x, const struct block_pr
 	if (md->cache_sim) {
 		struct l1_ref *m = md->misses;
 		uint32_t n = 0;
-		for (uint32_t f = 0; f < plan->n_fetches; f++) {
+		/* bounds in locals: stores of misses could alias them */
+		for (uint32_t f = 0, n_fetches = plan->n_fetches; f < n_fetches; f++) {
 			const struct fetch_step *fs = &bp->fetches[f];
 			/* the usual case, a hit on the set's most recently used line */
 			if (md->I1.tags[fs->set_at] != fs->line && cache_ref_is_miss(&md->I1, fs->addr, fs->len))
@@ -2027,7 +2030,7 @@ simulate_exec(struct models *md, const struct cgt_exec *x, const struct block_pr
 		const uint32_t n_fetch = n;
 		if (__builtin_expect(bp->n_guarded == 0, 1)) {
 			const uint8_t *sizes = bp->data_sizes;
-			for (uint32_t j = 0; j < plan->n_data; j++)
+			for (uint32_t j = 0, n_data = plan->n_data; j < n_data; j++)
 				if (__builtin_expect(cache_ref_is_miss(&md->D1, v[j], sizes[j]), 0))
 					m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], sizes[j], 1 };
 		} else {
@@ -2045,7 +2048,7 @@ simulate_exec(struct models *md, const struct cgt_exec *x, const struct block_pr
 		while (__builtin_expect(i < n_fetch || j < n, 0)) {
 			const struct l1_ref *ref = j == n || (i < n_fetch && m[i].op < m[j].op) ? &m[i++] : &m[j++];
 			unsigned level = !ref->missed ? 0
-					 : 1 + (unsigned)ll_ref_is_miss(&md->LL, ref->addr, ref->size);
+					 : 1 + (unsigned)ll_ref_is_miss(md->LL, ref->addr, ref->size);
 			out[n_out++] = ref->op << 2 | level;
 		}
 	}
@@ -2170,7 +2173,7 @@ static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
 	if (md.cache_sim) {
 		md.I1 = p->cache[CACHE_I1];
 		md.D1 = p->cache[CACHE_D1];
-		md.LL = p->LL;
+		md.LL = &p->LL;
 		md.misses = p->misses;
 	}
 	if (md.branch_sim) {
@@ -2231,7 +2234,6 @@ static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
 	if (md.cache_sim) {
 		p->cache[CACHE_I1] = md.I1;
 		p->cache[CACHE_D1] = md.D1;
-		p->LL = md.LL;
 	}
 	if (md.branch_sim)
 		p->predictor->history = md.history;
