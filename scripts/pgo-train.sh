@@ -1,14 +1,15 @@
 #!/bin/sh
-# Trains the call-graph replay for profile-guided optimisation (the
-# Makefile's PGO): DIR/cgtrace, built with simulate/callgraph.c
+# Trains the hot loops for profile-guided optimisation (the Makefile's
+# PGO): DIR/cgtrace, built with simulate/callgraph.c and simulate/sim.c
 # instrumented, records two programs that are not the benchmark --
 # Debian's sort (calls, returns, libc, threads) and examples/matrix.c
-# (loops and cache misses) -- and replays them with the options people
-# use, which writes DIR/callgraph.gcda.  Usage: pgo-train.sh DIR
+# (loops and cache misses) -- and simulates them as Cachegrind and as
+# Callgrind with the options people use, which writes DIR/callgraph.gcda
+# and DIR/sim.gcda.  Usage: pgo-train.sh DIR
 set -eu
 dir=$1
 work=$dir/train
-rm -rf "$work" "$dir/callgraph.gcda"
+rm -rf "$work" "$dir"/*.gcda
 mkdir -p "$work" "$dir/lib/cgtrace"
 # the Valgrind tool, where DIR/cgtrace looks for it
 ln -sf "$(pwd)/lib/cgtrace/cgtrace-amd64-linux" "$dir/lib/cgtrace/"
@@ -22,9 +23,11 @@ awk 'BEGIN { srand(1); for (i = 0; i < 20000; i++) {
 LC_ALL=C "$cgtrace" record -q -o "$work/sort.zst" -- sort -k2 "$work/words" > /dev/null
 "$cgtrace" record -q -o "$work/matrix.zst" -- "$work/matrix" > /dev/null
 for t in sort matrix; do
+	"$cgtrace" simulate -q --branch-sim=yes -o "$work/$t.0" "$work/$t.zst"
 	"$cgtrace" simulate -q --tool=callgrind --callgrind-out-file="$work/$t.1" "$work/$t.zst"
 	"$cgtrace" simulate -q --tool=callgrind --cache-sim=yes --branch-sim=yes \
 		--callgrind-out-file="$work/$t.2" "$work/$t.zst"
 done
 test -s "$dir/callgraph.gcda"
+test -s "$dir/sim.gcda"
 rm -rf "$work"
