@@ -1,11 +1,11 @@
 #!/bin/sh
 # Trains the hot loops for profile-guided optimisation (the Makefile's
-# PGO): DIR/cgtrace, built with simulate/callgraph.c and simulate/sim.c
-# instrumented, records two programs that are not the benchmark --
-# Debian's sort (calls, returns, libc, threads) and examples/matrix.c
-# (loops and cache misses) -- and simulates them as Cachegrind and as
-# Callgrind with the options people use, which writes DIR/callgraph.gcda
-# and DIR/sim.gcda.  Usage: pgo-train.sh DIR
+# PGO): DIR/cgtrace, built with the Makefile's PGO_SRC instrumented,
+# records two programs that are not the benchmark -- Debian's sort (calls,
+# returns, libc, threads) and examples/matrix.c (loops and cache misses)
+# -- and simulates them as Cachegrind (one configuration, an L2, a sweep)
+# and as Callgrind with the options people use, which writes a profile per
+# file, DIR/NAME.gcda.  Usage: pgo-train.sh DIR
 set -eu
 dir=$1
 work=$dir/train
@@ -24,10 +24,14 @@ LC_ALL=C "$cgtrace" record -q -o "$work/sort.zst" -- sort -k2 "$work/words" > /d
 "$cgtrace" record -q -o "$work/matrix.zst" -- "$work/matrix" > /dev/null
 for t in sort matrix; do
 	"$cgtrace" simulate -q --branch-sim=yes -o "$work/$t.0" "$work/$t.zst"
+	"$cgtrace" simulate -q --branch-sim=yes --L2=262144,8,64 -o "$work/$t.l2" "$work/$t.zst"
+	"$cgtrace" simulate -q --branch-sim=yes --D1=4k..64k,1..8,64 --LL=2M..8M,16,64 \
+		-o "$work/$t.%c" "$work/$t.zst"
 	"$cgtrace" simulate -q --tool=callgrind --callgrind-out-file="$work/$t.1" "$work/$t.zst"
 	"$cgtrace" simulate -q --tool=callgrind --cache-sim=yes --branch-sim=yes \
 		--callgrind-out-file="$work/$t.2" "$work/$t.zst"
 done
 test -s "$dir/callgraph.gcda"
 test -s "$dir/sim.gcda"
+test -s "$dir/hier.gcda"
 rm -rf "$work"
