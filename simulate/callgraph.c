@@ -1694,11 +1694,8 @@ static int dump_profile(struct replay *r, const char *trigger, struct cgt_error 
 			continue;
 		/* Callgrind's add_diff_cost: the difference, and the last
 		   dump's cost moved up to now (dump.c new_dumpfile) */
-		const uint64_t *main_cost = AT(t->states, struct exec_state, 0).cost;
-		for (unsigned k = 0; k < r->n_ev; k++) {
-			p.summary[k] += main_cost[k] - t->lastdump_cost[k];
-			t->lastdump_cost[k] = main_cost[k];
-		}
+		add_diff(p.summary, t->lastdump_cost, AT(t->states, struct exec_state, 0).cost,
+			 r->n_ev);
 	}
 	p.part = r->dumps;
 	p.final = trigger == NULL;
