@@ -8,7 +8,8 @@
  * SP, where the trace has it, is the stack pointer at the block's entry;
  * the jump, where the trace has it, ends the block's last instruction: how
  * the execution left it (boring, call, return, syscall, client-request or
- * other) and where to, when the code says.
+ * other) and where to, when the code says; or, for an execution a fault
+ * cut short, "-> cut short by a fault [at its last access]".
  *
  * Between them, in stream order, a client request or a signal, as a line
  * of its own that starts with '#':
@@ -113,7 +114,9 @@ int cgt_trace_dump(FILE *out, FILE *warn, const char *path, const struct cgt_dec
 									     : 0);
 				}
 			}
-			if (open_line && blk->jumps != NULL) {
+			if (open_line && blk->cut_from && x->exit == 0) {
+				fprintf(out, "  -> cut short by a fault%s", blk->cut_faulted ? " at its last access" : "");
+			} else if (open_line && blk->jumps != NULL) {
 				static const char *const kinds[CGT_JUMP_KIND_COUNT] = {
 					"boring", "call", "return", "syscall", "client-request", "other"
 				};

@@ -20,7 +20,7 @@
 
 #define CGT_TRACE_MAGIC      "CGTRACE\n"
 #define CGT_TRACE_MAGIC_LEN  8
-#define CGT_TRACE_VERSION    3	/* written; versions 1 and 2 are still read */
+#define CGT_TRACE_VERSION    4	/* written; versions 1 to 3 are still read */
 #define CGT_STREAM_HEADER_LEN 16
 
 /* Bounds every reader enforces (and every writer respects). */
@@ -288,6 +288,14 @@ struct cgt_block {
 	uint64_t last_sp_change;	/* encoder: the stack pointer's, see cgt_events_sp */
 	uint32_t segment;	/* encoder: last_value belongs to this segment */
 	uint8_t has_sp;		/* ops[1] is CGT_OP_SP */
+	/* A block cut short by a fault (version 4): what an execution of block
+	   cut_from did before the fault stopped it.  Its instructions and ops
+	   are a prefix of that block's, up to the instruction that faulted;
+	   cut_faulted: its last op is the access that faulted (it did not
+	   complete), else the fault came after its last op.  NULL: an
+	   ordinary block. */
+	const struct cgt_block *cut_from;
+	uint8_t cut_faulted;
 };
 
 /* Marks a guarded access whose guard was false in a decoded value array. */
@@ -780,6 +788,11 @@ void cgt_block_table_free(struct cgt_block_table *t);
 int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns, uint32_t n_insns,
 			const struct cgt_op *ops, uint32_t n_ops, const struct cgt_jump *jumps,
 			uint32_t map_epoch, const char **why);
+
+/* Makes block t->blocks[id] one cut from block from (cut_from and
+   cut_faulted): NULL, or why it cannot be (its instructions and ops are
+   not a prefix of from's, or faulted but its last op is no access). */
+const char *cgt_block_mark_cut(struct cgt_block_table *t, uint32_t id, uint32_t from, int faulted);
 
 /* Appends the definition of block id to a BLOCKS payload. */
 int cgt_blocks_encode(struct cgt_buf *b, const struct cgt_block *blk);

@@ -185,7 +185,7 @@ static uint64_t exit_next(const struct cgt_insn *insns, uint32_t n_insns, const 
 
 int cgt_blocks_encode(struct cgt_buf *buf, const struct cgt_block *blk)
 {
-	size_t worst = 3 * CGT_VARINT_MAX + blk->n_insns * (CGT_VARINT_MAX + 1) +
+	size_t worst = 4 * CGT_VARINT_MAX + 1 + blk->n_insns * (CGT_VARINT_MAX + 1) +
 		       blk->n_ops * (1 + CGT_VARINT_MAX) + 1 + (blk->n_exits + 1) * (1 + CGT_VARINT_MAX);
 	uint8_t *p = cgt_buf_reserve(buf, worst);
 	uint64_t expected = 0;
@@ -217,6 +217,9 @@ int cgt_blocks_encode(struct cgt_buf *buf, const struct cgt_block *blk)
 			p = cgt_put_svarint(p, (int64_t)(j->dst - exit_next(blk->insns, blk->n_insns, blk->ops,
 									       blk->exit_ops, k)));
 	}
+	p = cgt_put_varint(p, blk->cut_from ? blk->cut_from->id + 1u : 0);
+	if (blk->cut_from)
+		*p++ = blk->cut_faulted;
 	buf->len = (size_t)(p - buf->data);
 	return 0;
 }
@@ -340,6 +343,16 @@ int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, u
 			has_jumps = decode_jumps(&c, insns, (uint32_t)n_insns, ops, (uint32_t)n_ops, jumps);
 			rc = has_jumps < 0 ? has_jumps : 0;
 		}
+		uint64_t cut_from = 0;
+		uint8_t cut_faulted = 0;
+		if (rc == 0 && version >= 4) {
+			rc = cursor_bounded(&c, &cut_from, t->n, "the block it is cut from (0: none; "
+								 "else a block defined before it, plus 1)");
+			if (rc == 0 && cut_from)
+				rc = cursor_u8(&c, &cut_faulted, "whether its last access faulted");
+			if (rc == 0 && cut_faulted > 1)
+				rc = cursor_fail(&c, "whether its last access faulted (0 or 1)");
+		}
 		if (rc < 0)
 			break;
 		uint32_t n_exits, n_values;
@@ -367,10 +380,36 @@ int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, u
 			char what[128];
 			snprintf(what, sizeof(what), "a well-formed block (%s)", why);
 			rc = cursor_fail(&c, what);
+		} else if (cut_from && (why = cgt_block_mark_cut(t, t->n - 1, (uint32_t)cut_from - 1,
+								 cut_faulted)) != NULL) {
+			c.p = block_start;
+			char what[160];
+			snprintf(what, sizeof(what), "a well-formed block (%s)", why);
+			rc = cursor_fail(&c, what);
 		}
 	}
 	free(insns);
 	free(ops);
 	free(jumps);
 	return rc;
+}
+
+const char *cgt_block_mark_cut(struct cgt_block_table *t, uint32_t id, uint32_t from, int faulted)
+{
+	struct cgt_block *b = t->blocks[id];
+	const struct cgt_block *of = t->blocks[from];
+	if (from >= id || b->n_insns > of->n_insns || b->n_ops > of->n_ops)
+		return "a cut block is a prefix of one defined before it";
+	for (uint32_t i = 0; i < b->n_insns; i++)
+		if (b->insns[i].addr != of->insns[i].addr || b->insns[i].len != of->insns[i].len)
+			return "a cut block's instructions are those of the block it is cut from";
+	for (uint32_t k = 0; k < b->n_ops; k++)
+		if (b->ops[k].kind != of->ops[k].kind || b->ops[k].size != of->ops[k].size)
+			return "a cut block's ops are those of the block it is cut from";
+	if (faulted && !(b->ops[b->n_ops - 1].kind >= CGT_OP_READ &&
+			 b->ops[b->n_ops - 1].kind <= CGT_OP_WRITE_GUARDED))
+		return "a cut block that faulted at an access ends with it";
+	b->cut_from = of;
+	b->cut_faulted = (uint8_t)(faulted != 0);
+	return NULL;
 }

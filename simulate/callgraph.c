@@ -1260,6 +1260,36 @@ static uint32_t passed_of(const struct bb *bb, uint32_t exit)
 	return p;
 }
 
+/* The column of the event an op counts once per execution, as Callgrind
+   counts it (a read-modify-write is a write; Ir so only with cache
+   simulation, else setup_bbcc counts it), or -1: none (or counted where
+   the producer's charges are, a guarded access). */
+static int event_column(const struct replay *r, uint8_t kind)
+{
+	switch (kind) {
+	case CGT_OP_INSN: return r->o->cache_sim ? 0 : -1;
+	case CGT_OP_READ: return r->ev_dr;
+	case CGT_OP_WRITE:
+	case CGT_OP_MODIFY: return r->ev_dw;
+	case CGT_OP_COND:
+	case CGT_OP_COND_INV: return r->ev_bc;
+	case CGT_OP_INDIRECT: return r->ev_bi;
+	default: return -1;
+	}
+}
+
+/* The exit Callgrind takes an execution cut short by a fault to have left
+   by (jmps_passed when the fault struck): each side exit stores its number
+   before it is tested, so the last one passed, not taken -- exit 0 if none
+   was -- or, for the inverted last branch, the end. */
+static uint32_t cut_passed(const struct bb *bb, const struct cgt_block *cut)
+{
+	uint32_t exits = cut->n_exits;
+	if (exits == 0)
+		return 0;
+	return bb->inverted && exits == bb->cjmp_count ? bb->cjmp_count : exits - 1;
+}
+
 /* Adds the events every execution leaving by an exit has (Ir Dr Dw Bc Bi
    as Callgrind counts them: a read-modify-write is a write), guarded
    accesses aside, to the columns of cost. */
@@ -1339,11 +1369,27 @@ static void charge_exec(struct replay *r, struct thread *t, uint32_t c, const st
 		return;
 	uint64_t *skip_cost = skipped ? U64(r, BBCC(r, s->nonskipped).skipped) : NULL;
 	uint64_t *costs = skipped ? NULL : U64(r, BBCC(r, c).cost);
-	add_prefix_events(r, &blk->prefix_counts[exit], s->cost);
-	if (skipped)
-		add_prefix_events(r, &blk->prefix_counts[exit], skip_cost);
-	else
-		(*U64(r, BBCC(r, c).charged + passed))++;
+	if (blk->cut_from != NULL) {
+		/* cut short by a fault: what the queue had handed on (the
+		   producer simulated the same) */
+		for (uint32_t k = 0, end = queue_flushed_ops(blk, r->o->cache_sim, r->o->cache_sim);
+		     k < end; k++) {
+			int col = event_column(r, blk->ops[k].kind);
+			if (col < 0)
+				continue;
+			s->cost[col]++;
+			if (skipped)
+				skip_cost[col]++;
+			else
+				costs[(size_t)blk->ops[k].insn * r->n_ev + (size_t)col]++;
+		}
+	} else {
+		add_prefix_events(r, &blk->prefix_counts[exit], s->cost);
+		if (skipped)
+			add_prefix_events(r, &blk->prefix_counts[exit], skip_cost);
+		else
+			(*U64(r, BBCC(r, c).charged + passed))++;
+	}
 	for (uint32_t k = 0; k < n_charges; k++) {
 		const struct cgt_op *op = &blk->ops[CHARGE_OP(charges[k])];
 		unsigned level = CHARGE_LEVEL(charges[k]);
@@ -1361,7 +1407,9 @@ static void charge_exec(struct replay *r, struct thread *t, uint32_t c, const st
 			ev[0] = r->ev_bim;
 			break;
 		default:
-			charge_data(r, s, bb, blk, op, level, skipped, skip_cost, costs);
+			/* laid out as Callgrind did: its translation's, whole */
+			charge_data(r, s, bb, blk->cut_from != NULL ? blk->cut_from : blk, op, level,
+				    skipped, skip_cost, costs);
 			continue;
 		}
 		if (op->insn >= bb->n_insns)
@@ -1508,17 +1556,7 @@ static void charged_costs(struct replay *r, struct bbcc *c, uint64_t *out)
 		uint32_t end = blk->ops_in_prefix[trace_exit_of(bb, p)];
 		for (uint32_t k = 0; k < end; k++) {
 			const struct cgt_op *op = &blk->ops[k];
-			int col = -1;
-			switch (op->kind) {
-			case CGT_OP_INSN: col = r->o->cache_sim ? 0 : -1; break;
-			case CGT_OP_READ: col = r->ev_dr; break;
-			case CGT_OP_WRITE:
-			case CGT_OP_MODIFY: col = r->ev_dw; break;
-			case CGT_OP_COND:
-			case CGT_OP_COND_INV: col = r->ev_bc; break;
-			case CGT_OP_INDIRECT: col = r->ev_bi; break;
-			default: break;
-			}
+			int col = event_column(r, op->kind);
 			if (col >= 0 && op->insn < bb->n_insns)
 				out[(size_t)op->insn * r->n_ev + (size_t)col] += times;
 		}
@@ -2475,11 +2513,13 @@ static int replay_chunk(struct replay *r, const struct chunk *ch, const struct p
 		charges += h->n_charges;
 		if ((t == NULL || t->tid != h->tid) && (t = get_thread(r, h->tid)) == NULL)
 			return no_thread(h->tid, e);
-		uint32_t bb = get_bb(r, blk);
+		/* an execution cut short by a fault: of the block it was cut from */
+		uint32_t bb = get_bb(r, blk->cut_from != NULL ? blk->cut_from : blk);
 		if (bb == NONE)
 			return cgt_fail(e, cgt_err_nomem, "out of memory");
 		setup_bbcc(r, t, bb, h->sp, e);
-		uint32_t passed = passed_of(&BB(r, bb), h->exit);
+		uint32_t passed = blk->cut_from != NULL ? cut_passed(&BB(r, bb), blk)
+							 : passed_of(&BB(r, bb), h->exit);
 		if (r->charged && !r->failed)
 			charge_exec(r, t, state(t)->bbcc, &BB(r, bb), passed, blk, h->exit, exec_charges,
 				    h->n_charges);

@@ -864,7 +864,7 @@ static void engine_counts(const struct cgt_sim *s, const struct cgt_block *blk,
 		   of it, but guarded accesses count only when made. */
 		for (uint32_t exit = 0; exit <= blk->n_exits; exit++) {
 			uint64_t n = st->prefixes[exit].executions;
-			uint32_t cut = blk->ops_in_prefix[exit];
+			uint32_t cut = exit == 0 ? st->whole_ops : blk->ops_in_prefix[exit];
 			for (uint32_t k = 0; k < cut && n; k++) {
 				int access = access_of(blk->ops[k].kind);
 				if (access >= 0 && blk->ops[k].kind != CGT_OP_READ_GUARDED &&

@@ -35,6 +35,7 @@
 #include "pub_tool_vki.h"
 #include "pub_tool_vkiscnums.h"
 
+#include "libvex_guest_amd64.h"
 #include "callgrind.h"   /* its request codes */
 #include "vg_protocol.h"
 
@@ -43,6 +44,9 @@
    client), as the core does for its log file; and mapping a shared file
    into Valgrind's part of the address space, as the core does for vgdb. */
 extern Int VG_(safe_fd)(Int oldfd);
+/* Set by the scheduler while the client's translations run: a signal
+   delivered then is a fault of theirs, not one between two blocks. */
+extern Bool VG_(in_generated_code);
 extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot, Int fd,
                                                        Off64T offset);
 /* The core's raw system call, for those the tool headers do not wrap
@@ -84,6 +88,24 @@ static ThreadId last_tid = 0;       /* 0 is never a valid Valgrind tid */
 static Bool   exit_called = False;  /* the client called exit or exit_group */
 static Int    exit_code = 0;
 
+/* A fault inside a block: its execution, cut short, is the block id at
+   out_ptr and the slots written until the faulting statement (each slot
+   is stored before its statement).  It is sent as a CUT item, then the
+   signal's delivery, once the handler's frame holds the siginfo (its
+   fault address says which access faulted): at the next block entry,
+   which out_limit is lowered to catch, or at the next item from C code. */
+static struct {
+   Bool     active;
+   ThreadId tid;
+   Int      signo;
+   Bool     alt_stack;
+   UChar*   saved_limit;
+   UInt     len;             /* of the execution record in bytes */
+   UChar    bytes[CGT_RAW_MAX_ITEM];
+} cut;
+static UInt*  record_len;     /* by block id: an execution's bytes */
+static UInt   record_len_cap;
+
 static void use_buffer(UChar* start, SizeT size)
 {
    out_ptr = start;
@@ -103,6 +125,7 @@ static void stop_recording(const HChar* why, Int err)
    if (ctl_fd >= 0)
       VG_(close)(ctl_fd);
    ready_fd = free_fd = ctl_fd = -1;
+   cut.active = False;
    use_buffer(discard_buf, sizeof(discard_buf));
 }
 
@@ -135,9 +158,17 @@ static VG_REGPARM(0) void flush_buffer(void)
    use_buffer(buffers + (SizeT)current * CGT_RAW_BUFFER_SIZE, CGT_RAW_BUFFER_SIZE);
 }
 
+static void send_signal(ThreadId tid, Int signo, UInt what, Bool alt_stack);
+static void send_cut(void);
+
 /* out_ptr has passed out_limit: the next step, or hand the buffer over. */
 static VG_REGPARM(0) void at_limit(void)
 {
+   if (cut.active) {
+      send_cut();
+      if (out_ptr <= out_limit)
+         return;
+   }
    if (out_limit < full_limit &&
        VG_(read_millisecond_timer)() - filling_since < HANDOVER_MS) {
       out_limit = out_limit + STEP_BYTES < full_limit ? out_limit + STEP_BYTES : full_limit;
@@ -150,7 +181,7 @@ static VG_REGPARM(0) void at_limit(void)
 static UChar* reserve(UInt n)
 {
    tl_assert(n <= CGT_RAW_MAX_ITEM);
-   if (out_ptr > out_limit)
+   if (out_ptr > out_limit || cut.active)
       at_limit();
    UChar* p = out_ptr;
    out_ptr += n;
@@ -577,6 +608,12 @@ static IRSB* cgt_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       total = last->offset + slot_size(last->kind);
    }
    commit_bytes(sbOut, base, total);
+   if (id >= record_len_cap) {
+      record_len_cap = record_len_cap ? 2 * record_len_cap : 4096;
+      record_len = VG_(realloc)("cgtrace.record_len", record_len,
+                                record_len_cap * sizeof(*record_len));
+   }
+   record_len[id] = total;
    return sbOut;
 }
 
@@ -865,7 +902,57 @@ static void send_signal(ThreadId tid, Int signo, UInt what, Bool alt_stack)
 
 static void on_signal_delivered(ThreadId tid, Int signo, Bool alt_stack)
 {
+   if (VG_(in_generated_code) && ready_fd >= 0 && !cut.active) {
+      UInt id = out_ptr[0] | out_ptr[1] << 8 | out_ptr[2] << 16 | (UInt)out_ptr[3] << 24;
+      if (id < next_block_id) {
+         cut.active = True;
+         cut.tid = tid;
+         cut.signo = signo;
+         cut.alt_stack = alt_stack;
+         cut.len = record_len[id];
+         VG_(memcpy)(cut.bytes, out_ptr, cut.len);
+         cut.saved_limit = out_limit;
+         out_limit = NULL;   /* the next block entry calls at_limit */
+         return;
+      }
+   }
    send_signal(tid, signo, 1, alt_stack);
+}
+
+/* The cut execution and the signal's delivery (on_signal_delivered). */
+static void send_cut(void)
+{
+   cut.active = False;
+   out_limit = cut.saved_limit;
+   /* The handler has not run: its first argument registers hold the
+      signal number and the siginfo's address, and the fault address's
+      protection is still the one the access met. */
+   ULong signo = 0, info = 0;
+   VG_(get_shadow_regs_area)(cut.tid, (UChar*)&signo, 0,
+                             offsetof(VexGuestAMD64State, guest_RDI), sizeof(signo));
+   VG_(get_shadow_regs_area)(cut.tid, (UChar*)&info, 0,
+                             offsetof(VexGuestAMD64State, guest_RSI), sizeof(info));
+   Int si_code = 0;
+   Addr si_addr = 0;
+   UInt prot = 0;
+   if (signo == (ULong)cut.signo && VG_(am_is_valid_for_client)(info, 24, VKI_PROT_READ)) {
+      const vki_siginfo_t* si = (const vki_siginfo_t*)info;
+      si_code = si->si_code;
+      si_addr = (Addr)si->_sifields._sigfault._addr;
+      NSegment const* seg = VG_(am_find_nsegment)(si_addr);
+      if (seg != NULL && seg->kind != SkFree && seg->kind != SkResvn)
+         prot = (seg->hasR ? 1 : 0) | (seg->hasW ? 2 : 0);
+   }
+   UChar* p = reserve(8 + 24 + cut.len);
+   p = put_u32(p, CGT_RAW_CUT);
+   p = put_u32(p, 24 + cut.len);
+   p = put_u32(p, cut.tid);
+   p = put_u32(p, (UInt)cut.signo);
+   p = put_u32(p, (UInt)si_code);
+   p = put_u32(p, prot);
+   p = put_u64(p, si_addr);
+   VG_(memcpy)(p, cut.bytes, cut.len);
+   send_signal(cut.tid, cut.signo, 1, cut.alt_stack);
 }
 
 static void on_signal_returned(ThreadId tid, Int signo)

@@ -39,6 +39,15 @@
  *                             (then u8 1 on an alternate stack) or 2
  *                             returned (then u8 0).
  *   CGT_RAW_FORK              u32 the child's pid (above).
+ *   CGT_RAW_CUT               u32 payload length, then u32 tid, u32 signal
+ *                             number, i32 si_code, u32 the protection of
+ *                             the fault address (1 read, 2 write; 0 if
+ *                             unmapped), u64 the fault address (si_addr;
+ *                             0 and si_code 0 if unknown), then an
+ *                             execution cut short by that fault: the
+ *                             block id and all its slots, those the
+ *                             execution did not reach holding garbage.
+ *                             A SIGNAL item (delivered) follows.
  *   CGT_RAW_EXEC              nothing: the program calls execve; the stream
  *                             ends here if it succeeds (the new program, if
  *                             Valgrind follows it, has a stream of its own).
@@ -75,7 +84,7 @@
 
 #define CGT_RAW_MAGIC       "CGTRAW\0\1"
 #define CGT_RAW_MAGIC_LEN   8
-#define CGT_RAW_VERSION     3
+#define CGT_RAW_VERSION     4
 
 #define CGT_RAW_CONTROL     0xFFFFFF00u
 #define CGT_RAW_THREAD      0xFFFFFF01u
@@ -89,6 +98,7 @@
 #define CGT_RAW_SIGNAL      0xFFFFFF08u
 #define CGT_RAW_FORK        0xFFFFFF09u
 #define CGT_RAW_EXEC        0xFFFFFF0Au
+#define CGT_RAW_CUT         0xFFFFFF0Bu
 /* The descriptors a FORK sends, in this order. */
 #define CGT_RAW_FORK_FDS    4
 

@@ -7,6 +7,7 @@
 #include "vg_stream.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,17 @@ _Static_assert(CGT_RAW_REQUEST_TEXT_MAX == CGT_REQUEST_TEXT_MAX, "a request's te
    per op that is not an instruction fetch. */
 enum slot_type { SLOT_VALUE, SLOT_GUARDED, SLOT_EXIT, SLOT_SP };
 
+/* A block cut short by a fault, defined for one raw block (on_cut). */
+struct cut_block {
+	uint32_t n_ops;
+	uint8_t faulted;
+	uint32_t trace_id;
+};
+
 struct raw_layout {
+	uint32_t trace_id;	/* the tool's ids skip the trace's cut blocks */
+	struct cut_block *cuts;
+	uint32_t n_cuts;
 	uint32_t n_slots;
 	uint32_t max_bytes;	/* of an execution that runs to the end */
 	uint8_t *type;
@@ -65,7 +76,7 @@ struct vg_stream {
 	struct cgt_writer *w;
 	struct cgt_trace_header *header;
 	struct cgt_block_table blocks;
-	struct raw_layout *layouts;	/* by block id */
+	struct raw_layout *layouts;	/* by the tool's block id */
 	uint32_t n_layouts;
 	size_t cap_layouts;
 	uint32_t map_epoch;
@@ -171,15 +182,15 @@ static int on_hello(struct vg_stream *c, const uint8_t *p, uint32_t len)
 	return rc;
 }
 
-static int add_layout(struct vg_stream *c, const struct cgt_block *blk)
+static int add_layout(struct vg_stream *c, uint32_t id, const struct cgt_block *blk)
 {
-	if (blk->id >= c->cap_layouts &&
-	    cgt_array_grow(&c->layouts, &c->cap_layouts, 0, (size_t)blk->id + 1,
-			   sizeof(*c->layouts)) < 0)
+	if (id >= c->cap_layouts &&
+	    cgt_array_grow(&c->layouts, &c->cap_layouts, 0, (size_t)id + 1, sizeof(*c->layouts)) < 0)
 		return nomem(c);
-	struct raw_layout *l = &c->layouts[blk->id];
+	struct raw_layout *l = &c->layouts[id];
 	memset(l, 0, sizeof(*l));
-	c->n_layouts = blk->id + 1;
+	l->trace_id = blk->id;
+	c->n_layouts = id + 1;
 	l->type = malloc(blk->n_ops + 1);
 	l->op = malloc((blk->n_ops + 1) * sizeof(*l->op));
 	l->execs = calloc(blk->n_exits + 1, sizeof(*l->execs));
@@ -206,8 +217,9 @@ static int on_block(struct vg_stream *c, const uint8_t *p, uint32_t len)
 		return bad_item(c, "a short block description");
 	uint32_t id = le32(p), n_insns = le32(p + 4), n_ops = le32(p + 8);
 	uint64_t ops_end = 12 + (uint64_t)n_insns * 9 + (uint64_t)n_ops * 8;
-	if (id != c->blocks.n || n_insns > 4096 || n_ops > 65536 || len < ops_end)
+	if (id != c->n_layouts || n_insns > 4096 || n_ops > 65536 || len < ops_end)
 		return bad_item(c, "a malformed block description");
+	uint32_t trace_id = c->blocks.n;
 
 	struct cgt_insn *insns = malloc((n_insns + 1) * sizeof(*insns));
 	struct cgt_op *ops = malloc((n_ops + 1) * sizeof(*ops));
@@ -246,13 +258,13 @@ static int on_block(struct vg_stream *c, const uint8_t *p, uint32_t len)
 		rc = bad_item(c, why);
 		goto out;
 	}
-	rc = add_layout(c, c->blocks.blocks[id]);
+	rc = add_layout(c, id, c->blocks.blocks[trace_id]);
 	if (rc == 0 && n_ops > c->values_cap &&
 	    cgt_array_grow(&c->values, &c->values_cap, 0, n_ops, sizeof(*c->values)) < 0)
 		rc = nomem(c);
 	if (rc == 0)
 		rc = begin_pending(c, CGT_REC_BLOCKS);
-	if (rc == 0 && cgt_blocks_encode(&c->pending, c->blocks.blocks[id]) < 0)
+	if (rc == 0 && cgt_blocks_encode(&c->pending, c->blocks.blocks[trace_id]) < 0)
 		rc = nomem(c);
 	c->res->counts.blocks = c->blocks.n;
 out:
@@ -348,10 +360,10 @@ static int on_signal(struct vg_stream *c, const uint8_t *p)
 /* One execution: the block id is read; its slots follow. */
 static int on_exec(struct vg_stream *c, uint32_t id)
 {
-	if (id >= c->blocks.n)
+	if (id >= c->n_layouts)
 		return bad_item(c, "an execution of an undefined block");
-	struct cgt_block *blk = c->blocks.blocks[id];
 	const struct raw_layout *l = &c->layouts[id];
+	struct cgt_block *blk = c->blocks.blocks[l->trace_id];
 	const uint8_t *p = c->p;
 	uint64_t *values = c->values;
 	uint32_t exit_ord = 0, exits = 0, j = 0;
@@ -400,14 +412,174 @@ done:
 	return 0;
 }
 
+/* Which access of an execution cut short by a fault at address at
+   faulted: the first, in op order, that covers the address and that the
+   protection there (prot: 1 read, 2 write) forbids -- those before it
+   completed, and slots after it hold what earlier executions wrote, so the
+   first such is the one.  Without an access the protection forbids (a
+   SIGBUS past a file's end), the first that covers the address.  The
+   search stops at an exit the slots say was taken: the fault came before
+   it.  UINT32_MAX if none. */
+static uint32_t faulted_op(const struct cgt_block *blk, const struct raw_layout *l,
+			   const uint64_t *values, const uint8_t *taken, uint64_t at, uint32_t prot)
+{
+	for (int any = 0; any <= 1; any++) {
+		uint32_t j = 0;
+		for (uint32_t s = 0; s < l->n_slots; s++) {
+			const struct cgt_op *op = &blk->ops[l->op[s]];
+			if (l->type[s] == SLOT_EXIT) {
+				if (taken[s])
+					break;
+				continue;
+			}
+			if (l->type[s] == SLOT_SP)
+				continue;
+			uint64_t addr = values[j++];
+			if (op->kind == CGT_OP_INDIRECT || addr == CGT_NO_ACCESS || at - addr >= op->size)
+				continue;
+			int reads = op->kind != CGT_OP_WRITE && op->kind != CGT_OP_WRITE_GUARDED;
+			int writes = op->kind != CGT_OP_READ && op->kind != CGT_OP_READ_GUARDED;
+			if (any || (reads && !(prot & 1)) || (writes && !(prot & 2)))
+				return l->op[s];
+		}
+	}
+	return UINT32_MAX;
+}
+
+/* The block cut from raw block id after its op n_ops - 1 (faulted: that
+   op is the access that faulted), defined the first time: NULL if out of
+   memory or not valid (e set). */
+static struct cgt_block *cut_block(struct vg_stream *c, uint32_t id, uint32_t n_ops, int faulted)
+{
+	struct raw_layout *l = &c->layouts[id];
+	for (uint32_t i = 0; i < l->n_cuts; i++)
+		if (l->cuts[i].n_ops == n_ops && l->cuts[i].faulted == faulted)
+			return c->blocks.blocks[l->cuts[i].trace_id];
+	const struct cgt_block *of = c->blocks.blocks[l->trace_id];
+	uint32_t n_exits = 0;
+	for (uint32_t k = 0; k < n_ops; k++)
+		n_exits += cgt_op_is_exit(of->ops[k].kind);
+	struct cgt_jump *jumps = NULL;
+	if (of->jumps != NULL) {
+		jumps = malloc((n_exits + 1) * sizeof(*jumps));
+		if (jumps == NULL) {
+			nomem(c);
+			return NULL;
+		}
+		/* Left at the fault: no jump of the code's. */
+		jumps[0] = (struct cgt_jump){ 0, CGT_JUMP_OTHER, 0 };
+		memcpy(jumps + 1, of->jumps + 1, n_exits * sizeof(*jumps));
+	}
+	struct cut_block *grown = realloc(l->cuts, (l->n_cuts + 1) * sizeof(*l->cuts));
+	if (grown == NULL) {
+		free(jumps);
+		nomem(c);
+		return NULL;
+	}
+	l->cuts = grown;
+	uint32_t trace_id = c->blocks.n;
+	const char *why;
+	int rc = cgt_block_table_add(&c->blocks, of->insns, of->ops[n_ops - 1].insn + 1u, of->ops,
+				     n_ops, jumps, of->map_epoch, &why);
+	free(jumps);
+	if (rc == 0 && (why = cgt_block_mark_cut(&c->blocks, trace_id, l->trace_id, faulted)) != NULL)
+		rc = -1;
+	if (rc < 0) {
+		if (rc == -cgt_err_nomem)
+			nomem(c);
+		else
+			bad_item(c, why);
+		return NULL;
+	}
+	l->cuts[l->n_cuts++] = (struct cut_block){ n_ops, (uint8_t)faulted, trace_id };
+	struct cgt_block *blk = c->blocks.blocks[trace_id];
+	if (begin_pending(c, CGT_REC_BLOCKS) < 0)
+		return NULL;
+	if (cgt_blocks_encode(&c->pending, blk) < 0) {
+		nomem(c);
+		return NULL;
+	}
+	c->res->counts.blocks = c->blocks.n;
+	return blk;
+}
+
+/* An execution cut short by a fault (vg_protocol.h, CGT_RAW_CUT): an
+   execution of a cut block, if the fault can be placed -- a SIGSEGV or
+   SIGBUS at an address one of its accesses covers.  Others (a division's
+   SIGFPE) are counted in res->cuts_unplaced, and the execution is lost:
+   the instruction that faulted is not known (Valgrind keeps the guest's
+   instruction pointer exact only at block ends). */
+static int on_cut(struct vg_stream *c, const uint8_t *p, uint32_t len)
+{
+	if (len < 28)
+		return bad_item(c, "a short cut execution");
+	uint32_t tid = le32(p), signo = le32(p + 4), prot = le32(p + 12);
+	int32_t si_code = (int32_t)le32(p + 8);
+	uint64_t at = le64(p + 16);
+	const uint8_t *rec = p + 24, *end = p + len;
+	uint32_t id = le32(rec);
+	if (id >= c->n_layouts)
+		return bad_item(c, "a cut execution of an undefined block");
+	if (tid != c->tid)
+		return bad_item(c, "a cut execution of a thread not running");
+	const struct raw_layout *l = &c->layouts[id];
+	const struct cgt_block *of = c->blocks.blocks[l->trace_id];
+	uint8_t *taken = malloc(l->n_slots + 1);
+	if (taken == NULL)
+		return nomem(c);
+	uint64_t sp = 0;
+	uint32_t j = 0;
+	const uint8_t *q = rec + 4;
+	int rc = 0;
+	for (uint32_t s = 0; s < l->n_slots && rc == 0; s++) {
+		size_t need = l->type[s] == SLOT_EXIT ? 1 : l->type[s] == SLOT_GUARDED ? 9 : 8;
+		if ((size_t)(end - q) < need) {
+			rc = bad_item(c, "a truncated cut execution");
+			break;
+		}
+		taken[s] = 0;
+		switch (l->type[s]) {
+		case SLOT_VALUE: c->values[j++] = le64(q); break;
+		case SLOT_SP: sp = le64(q); break;
+		case SLOT_GUARDED: c->values[j++] = q[0] == 1 ? le64(q + 1) : CGT_NO_ACCESS; break;
+		default: taken[s] = *q != 0; break;
+		}
+		q += need;
+	}
+	uint32_t k = UINT32_MAX;
+	if (rc == 0 && (signo == SIGSEGV || signo == SIGBUS) && si_code > 0)
+		k = faulted_op(of, l, c->values, taken, at, prot);
+	free(taken);
+	if (rc < 0)
+		return rc;
+	if (k == UINT32_MAX) {
+		c->res->cuts_unplaced++;
+		return 0;
+	}
+	struct cgt_block *blk = cut_block(c, id, k + 1, 1);
+	if (blk == NULL)
+		return -c->e->status;
+	if ((rc = begin_pending(c, CGT_REC_EVENTS)) < 0)
+		return rc;
+	if (cgt_events_encode(&c->pending, &c->blocks, blk, 0, c->values) < 0 ||
+	    (blk->has_sp && cgt_events_encode_sp(&c->blocks, blk, sp) < 0))
+		return nomem(c);
+	cgt_counts_add_exits(&c->res->counts, blk, 0, 1);
+	if (blk->n_guarded)
+		cgt_counts_add_guarded(&c->res->counts, blk, 0, c->values);
+	c->res->cuts++;
+	return 0;
+}
+
 /* The executions counted by exit into res->counts (on_exec counts their
    guarded accesses). */
 static void add_counts(struct vg_stream *c)
 {
-	for (uint32_t id = 0; id < c->n_layouts; id++)
-		for (uint32_t k = 0; c->layouts[id].execs != NULL && k <= c->blocks.blocks[id]->n_exits; k++)
-			cgt_counts_add_exits(&c->res->counts, c->blocks.blocks[id], k,
-					     c->layouts[id].execs[k]);
+	for (uint32_t id = 0; id < c->n_layouts; id++) {
+		const struct cgt_block *blk = c->blocks.blocks[c->layouts[id].trace_id];
+		for (uint32_t k = 0; c->layouts[id].execs != NULL && k <= blk->n_exits; k++)
+			cgt_counts_add_exits(&c->res->counts, blk, k, c->layouts[id].execs[k]);
+	}
 }
 
 /* Parses one buffer of whole items. */
@@ -454,6 +626,7 @@ static int parse_buffer(struct vg_stream *c)
 			case CGT_RAW_BLOCK: rc = on_block(c, payload, len); break;
 			case CGT_RAW_MAP: rc = on_map(c, payload, len); break;
 			case CGT_RAW_REQUEST: rc = on_request(c, payload, len); break;
+			case CGT_RAW_CUT: rc = on_cut(c, payload, len); break;
 			case CGT_RAW_FINI:
 				if (len != 8)
 					return bad_item(c, "a malformed fini");
@@ -580,6 +753,7 @@ void vg_stream_close(struct vg_stream *c)
 		free(c->layouts[i].type);
 		free(c->layouts[i].op);
 		free(c->layouts[i].execs);
+		free(c->layouts[i].cuts);
 	}
 	free(c->layouts);
 	free(c->values);

@@ -31,7 +31,7 @@ check_eq "each rep movsb iteration reads and writes one byte" 1000 \
 
 info=$("$CGTRACE" info true.zst)
 check_contains "info names the backend" "backend:        valgrind (valgrind-3.19.0)" "$info"
-check_contains "info gives the format version and the segments" "format version 3, 1 segment)" "$info"
+check_contains "info gives the format version and the segments" "format version 4, 1 segment)" "$info"
 check_contains "info lists the program's module" "/usr/bin/true" "$info"
 check_contains "info shows the host's caches" "L1d" "$info"
 check_contains "info shows how the program ended" "exited with status 0" "$info"

@@ -3,7 +3,9 @@
 # each compared (tests/tools/callgrind_compare.py: the profile, not the
 # text) with the file of a real Callgrind run of the same program, with
 # the same arguments and environment: without simulation (Callgrind's
-# default), then with caches and branch predictors.
+# default), then with caches and branch predictors.  faults and cutfaults
+# recover from faults in the middle of blocks: Callgrind counts such an
+# execution as left by the last side exit it passed.
 #
 # Files: every run names its outputs with %p (the recorded program's pid
 # for cgtrace), as Callgrind needs for the fork child, which writes a file
@@ -35,6 +37,8 @@ cases=(
 	"loops|1|$PROGS/loops"
 	"interp|1|$PROGS/interp"
 	"strings|1|$PROGS/strings"
+	"faults|1|$PROGS/faults"
+	"cutfaults|1|$PROGS/cutfaults"
 	"threads|1|$PROGS/threads"
 	"sort|1|sort -n --parallel=1 -o sorted.txt numbers.txt"
 )

@@ -11,7 +11,7 @@ plan 14
 prog=$PROGS/cgstartstop
 clean_env "$CGTRACE" record -q -o ss.zst -- "$prog" >/dev/null
 check "the stopped stretch spans segments (several in the trace)" \
-	bash -c '[ "$(sed -n "s/.*format version 3, \([0-9]*\) segments.*/\1/p" <<<"$("$1" info ss.zst)")" -ge 3 ]' _ "$CGTRACE"
+	bash -c '[ "$(sed -n "s/.*format version 4, \([0-9]*\) segments.*/\1/p" <<<"$("$1" info ss.zst)")" -ge 3 ]' _ "$CGTRACE"
 clean_env valgrind --tool=cachegrind --vex-guest-chase=no --cache-sim=no --cachegrind-out-file=cg.out \
 	"$prog" >/dev/null 2>&1
 "$CGTRACE" simulate -q --cache-sim=no -o ct.out ss.zst

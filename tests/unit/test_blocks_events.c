@@ -104,6 +104,53 @@ static void blocks_round_trip(void)
 	cgt_block_table_free(&b);
 }
 
+/* A block cut short by a fault (version 4) names the block it is cut
+   from and whether its last op faulted, and is a prefix of that block. */
+static void cut_blocks_round_trip(void)
+{
+	struct cgt_block_table a = { 0 }, b = { 0 };
+	struct cgt_buf buf = { 0 };
+	struct cgt_error e;
+	const char *why;
+
+	CHECK(cgt_block_table_add(&a, insns, 3, ops, 9, NULL, 0, &why) == 0);
+	/* ops 0-5: up to the second instruction's read-modify-write */
+	CHECK(cgt_block_table_add(&a, insns, 2, ops, 6, NULL, 0, &why) == 0);
+	CHECK(cgt_block_mark_cut(&a, 1, 0, 1) == NULL);
+	CHECK(cgt_blocks_encode(&buf, a.blocks[0]) == 0);
+	CHECK(cgt_blocks_encode(&buf, a.blocks[1]) == 0);
+	struct cgt_record rec = record_of(&buf, CGT_REC_BLOCKS);
+	CHECK(cgt_blocks_decode(&b, &rec, CGT_TRACE_VERSION, 0, &e) == 0);
+	CHECK_EQ(b.n, 2);
+	if (b.n == 2) {
+		CHECK(b.blocks[0]->cut_from == NULL);
+		CHECK(b.blocks[1]->cut_from == b.blocks[0]);
+		CHECK_EQ(b.blocks[1]->cut_faulted, 1);
+	}
+	cgt_block_table_free(&b);
+
+	/* not a prefix of the block it names, or faulted without an access */
+	struct cgt_op other[9];
+	memcpy(other, ops, sizeof(ops));
+	other[1].size = 4;
+	CHECK(cgt_block_table_add(&a, insns, 2, other, 6, NULL, 0, &why) == 0);
+	CHECK(strstr(cgt_block_mark_cut(&a, 2, 0, 1), "ops are those") != NULL);
+	CHECK(cgt_block_table_add(&a, insns, 2, ops, 4, NULL, 0, &why) == 0);
+	CHECK(strstr(cgt_block_mark_cut(&a, 3, 0, 1), "ends with it") != NULL);
+	CHECK(cgt_block_mark_cut(&a, 3, 0, 0) == NULL);
+	/* and in a record: a block cut from itself or one not yet defined */
+	buf.len = 0;
+	CHECK(cgt_blocks_encode(&buf, a.blocks[0]) == 0);
+	a.blocks[1]->cut_from = a.blocks[1];
+	CHECK(cgt_blocks_encode(&buf, a.blocks[1]) == 0);
+	rec = record_of(&buf, CGT_REC_BLOCKS);
+	CHECK(cgt_blocks_decode(&b, &rec, CGT_TRACE_VERSION, 0, &e) < 0);
+	CHECK(strstr(e.msg, "expected the block it is cut from") != NULL);
+	cgt_buf_free(&buf);
+	cgt_block_table_free(&a);
+	cgt_block_table_free(&b);
+}
+
 /* Jumps (version 3): the block's end and each exit, destinations coded
    from the address after the exit's instruction, and back; a version 2
    record has none; a bad kind is refused with where it is. */
@@ -124,7 +171,7 @@ static void jumps_round_trip(void)
 	CHECK(cgt_blocks_encode(&buf, a.blocks[0]) == 0);
 	CHECK(cgt_blocks_encode(&buf, a.blocks[1]) == 0);
 	struct cgt_record rec = record_of(&buf, CGT_REC_BLOCKS);
-	CHECK(cgt_blocks_decode(&b, &rec, 3, 0, &e) == 0);
+	CHECK(cgt_blocks_decode(&b, &rec, CGT_TRACE_VERSION, 0, &e) == 0);
 	CHECK_EQ(b.n, 2);
 	for (uint32_t k = 0; b.n == 2 && b.blocks[0]->jumps != NULL && k < 3; k++) {
 		CHECK_EQ(b.blocks[0]->jumps[k].kind, jumps[k].kind);
@@ -133,11 +180,11 @@ static void jumps_round_trip(void)
 	}
 	CHECK(b.n == 2 && b.blocks[0]->jumps != NULL && b.blocks[1]->jumps == NULL);
 
-	/* version 2: no has_jumps byte */
+	/* version 2: no has_jumps byte (nor version 4's cut field) */
 	CHECK(cgt_block_table_add(&old, insns, 3, ops, 9, NULL, 0, &why) == 0);
 	CHECK(cgt_blocks_encode(&plain, old.blocks[0]) == 0);
 	cgt_block_table_free(&old);
-	plain.len--;
+	plain.len -= 2;
 	rec = record_of(&plain, CGT_REC_BLOCKS);
 	CHECK(cgt_blocks_decode(&old, &rec, 2, 0, &e) == 0);
 	CHECK(old.n == 1 && old.blocks[0]->jumps == NULL);
@@ -227,7 +274,7 @@ static void stack_pointers_round_trip(void)
 	struct cgt_block_table old = { 0 };
 	buf.len = 0;
 	CHECK(cgt_blocks_encode(&buf, enc.blocks[0]) == 0);
-	buf.len--;	/* version 2: no has_jumps byte */
+	buf.len--;	/* version 2: no has_jumps byte (nor version 4's cut field) */
 	rec = record_of(&buf, CGT_REC_BLOCKS);
 	CHECK(cgt_blocks_decode(&old, &rec, 2, 0, &e) < 0);
 	CHECK(strstr(e.msg, "the stack pointer came with version 3") != NULL);
@@ -510,7 +557,7 @@ static void bad_events_are_refused(void)
    payload. */
 static void put_exit_block(struct cgt_buf *b, uint32_t id, uint32_t n_exits)
 {
-	uint8_t *p = cgt_buf_reserve(b, 4 * CGT_VARINT_MAX + 3 + n_exits);
+	uint8_t *p = cgt_buf_reserve(b, 4 * CGT_VARINT_MAX + 4 + n_exits);
 	p = cgt_put_varint(p, id);
 	p = cgt_put_varint(p, 1);
 	p = cgt_put_varint(p, 1 + n_exits);
@@ -519,7 +566,8 @@ static void put_exit_block(struct cgt_buf *b, uint32_t id, uint32_t n_exits)
 	*p++ = CGT_OP_INSN;
 	memset(p, CGT_OP_EXIT, n_exits);
 	p[n_exits] = 0;	/* no jumps */
-	b->len = (size_t)(p + n_exits + 1 - b->data);
+	p[n_exits + 1] = 0;	/* not cut from another */
+	b->len = (size_t)(p + n_exits + 2 - b->data);
 }
 
 /* 512 instructions and 4096 ops a block, the most the producers write. */
@@ -610,10 +658,11 @@ static void block_memory_is_what_the_file_justifies(void)
 
 int main(void)
 {
-	PLAN(13);
+	PLAN(14);
 	RUN(table_derives_exits_values_and_counts);
 	RUN(malformed_blocks_are_refused);
 	RUN(blocks_round_trip);
+	RUN(cut_blocks_round_trip);
 	RUN(jumps_round_trip);
 	RUN(marks_round_trip);
 	RUN(stack_pointers_round_trip);

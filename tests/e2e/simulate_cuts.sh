@@ -1,0 +1,53 @@
+# Executions cut short by a fault the program recovers from (its SIGSEGV
+# handler makes the access possible): the recording keeps what they did
+# up to the fault, and simulate counts what Cachegrind counted of them --
+# the events its instrumentation had passed to the simulation before the
+# faulting statement, which depend on --cache-sim.  tests/programs/faults
+# faults after a side exit, cutfaults after a full queue of events, at a
+# read-modify-write, at a write after a read of the same byte, across a
+# page boundary, and after an aligned load's check (a side exit).
+# (Callgrind's reading of them: tests/e2e/simulate_callgrind.sh.)
+source "$(dirname "$0")/../lib.sh"
+plan 20
+
+caches="--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
+options=("--cache-sim=yes --branch-sim=yes" "--cache-sim=no" "--cache-sim=no --branch-sim=yes")
+
+for p in faults cutfaults; do
+	clean_env "$CGTRACE" record -q -o $p.zst -- "$PROGS/$p" >/dev/null
+	for o in "${options[@]}"; do
+		rm -f cg.out ct.out
+		CG_OPTS="$o $caches" cachegrind cg.out "$PROGS/$p"
+		"$CGTRACE" simulate -q $o $caches -o ct.out $p.zst
+		check_eq "$p, $o: Cachegrind's totals" "$(summary_line cg.out)" "$(summary_line ct.out)"
+		check_same_file "$p, $o: Cachegrind's file, byte for byte" cg.out ct.out
+	done
+done
+
+dump=$("$CGTRACE" dump cutfaults.zst)
+check_eq "cutfaults: ten executions cut short, each at an access" 10 \
+	"$(grep -c -- '-> cut short by a fault at its last access$' <<<"$dump")"
+check_eq "... each before a SIGSEGV's delivery" 10 \
+	"$(grep -A1 -- '-> cut short by a fault' <<<"$dump" | grep -c '^# T1 signal 11 delivered$')"
+check_eq "... twice the write after a read of the same byte, the access that faulted" 2 \
+	"$(grep -c -- 'R 0x[0-9a-f]*:2  W 0x[0-9a-f]*:2  -> cut short by a fault at its last access$' <<<"$dump")"
+
+# Segments simulated in parallel from unknown states give the same file.
+"$CGTRACE" simulate -q --threads=1 --branch-sim=yes $caches -o t1.out cutfaults.zst
+"$CGTRACE" simulate -q --threads=8 --branch-sim=yes $caches -o t8.out cutfaults.zst
+check_same_file "cutfaults: 1 and 8 threads, the same file" t1.out t8.out
+# The hierarchy engine simulates the same references (its L1 misses are
+# the plain simulation's).
+"$CGTRACE" simulate -q --branch-sim=yes $caches --L2=262144,8,64 -o l2.out cutfaults.zst
+check_eq "cutfaults: with --L2, the same D1 misses" "$(summary_field t1.out D1mr) $(summary_field t1.out D1mw)" \
+	"$(summary_field l2.out D1mr) $(summary_field l2.out D1mw)"
+
+check_contains "info: format version 4" "format version 4" "$("$CGTRACE" info cutfaults.zst)"
+
+
+# A fault at no data access (a division's SIGFPE) cannot be placed: the
+# recording says so, and goes on.
+notes=$(clean_env "$CGTRACE" record -o div.zst -- "$PROGS/divfault" 2>&1 >/dev/null)
+check_contains "divfault: record warns of the execution it leaves out" \
+	"warning: 1 execution cut short by a fault not at a data access (a division's SIGFPE) is left out" "$notes"
+check_eq "... and the trace simulates" 0 "$("$CGTRACE" simulate -q -o div.out div.zst; echo $?)"
