@@ -9,7 +9,8 @@
  * the jump, where the trace has it, ends the block's last instruction: how
  * the execution left it (boring, call, return, syscall, client-request or
  * other) and where to, when the code says; or, for an execution a fault
- * cut short, "-> cut short by a fault [at its last access]".
+ * cut short, "-> cut short by a fault at its last access" or, where the
+ * recorder could not tell, "... somewhere after its entry".
  *
  * Between them, in stream order, a client request or a signal, as a line
  * of its own that starts with '#':
@@ -115,7 +116,8 @@ int cgt_trace_dump(FILE *out, FILE *warn, const char *path, const struct cgt_dec
 				}
 			}
 			if (open_line && blk->cut_from && x->exit == 0) {
-				fprintf(out, "  -> cut short by a fault%s", blk->cut_faulted ? " at its last access" : "");
+				fprintf(out, "  -> cut short by a fault %s",
+					blk->cut_kind == CGT_CUT_AT_ACCESS ? "at its last access" : "somewhere after its entry");
 			} else if (open_line && blk->jumps != NULL) {
 				static const char *const kinds[CGT_JUMP_KIND_COUNT] = {
 					"boring", "call", "return", "syscall", "client-request", "other"

@@ -289,13 +289,21 @@ struct cgt_block {
 	uint32_t segment;	/* encoder: last_value belongs to this segment */
 	uint8_t has_sp;		/* ops[1] is CGT_OP_SP */
 	/* A block cut short by a fault (version 4): what an execution of block
-	   cut_from did before the fault stopped it.  Its instructions and ops
-	   are a prefix of that block's, up to the instruction that faulted;
-	   cut_faulted: its last op is the access that faulted (it did not
-	   complete), else the fault came after its last op.  NULL: an
+	   cut_from did before the fault stopped it (cut_kind says where).
+	   Its instructions and ops are a prefix of that block's.  NULL: an
 	   ordinary block. */
 	const struct cgt_block *cut_from;
-	uint8_t cut_faulted;
+	uint8_t cut_kind;	/* enum cgt_cut_kind */
+};
+
+enum cgt_cut_kind {
+	/* up to the instruction that faulted, whose last op is the access
+	   that faulted (it did not complete) */
+	CGT_CUT_AT_ACCESS = 1,
+	/* where is not known (no access faulted: a division's SIGFPE): only
+	   the block's entry, its first instruction's op and the stack
+	   pointer, is kept */
+	CGT_CUT_UNPLACED = 2,
 };
 
 /* Marks a guarded access whose guard was false in a decoded value array. */
@@ -790,9 +798,10 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
 			uint32_t map_epoch, const char **why);
 
 /* Makes block t->blocks[id] one cut from block from (cut_from and
-   cut_faulted): NULL, or why it cannot be (its instructions and ops are
-   not a prefix of from's, or faulted but its last op is no access). */
-const char *cgt_block_mark_cut(struct cgt_block_table *t, uint32_t id, uint32_t from, int faulted);
+   cut_kind, enum cgt_cut_kind): NULL, or why it cannot be (its
+   instructions and ops are not a prefix of from's, or they are not what
+   kind says they are). */
+const char *cgt_block_mark_cut(struct cgt_block_table *t, uint32_t id, uint32_t from, unsigned kind);
 
 /* Appends the definition of block id to a BLOCKS payload. */
 int cgt_blocks_encode(struct cgt_buf *b, const struct cgt_block *blk);

@@ -219,7 +219,7 @@ int cgt_blocks_encode(struct cgt_buf *buf, const struct cgt_block *blk)
 	}
 	p = cgt_put_varint(p, blk->cut_from ? blk->cut_from->id + 1u : 0);
 	if (blk->cut_from)
-		*p++ = blk->cut_faulted;
+		*p++ = blk->cut_kind;
 	buf->len = (size_t)(p - buf->data);
 	return 0;
 }
@@ -344,14 +344,14 @@ int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, u
 			rc = has_jumps < 0 ? has_jumps : 0;
 		}
 		uint64_t cut_from = 0;
-		uint8_t cut_faulted = 0;
+		uint8_t cut_kind = 0;
 		if (rc == 0 && version >= 4) {
 			rc = cursor_bounded(&c, &cut_from, t->n, "the block it is cut from (0: none; "
 								 "else a block defined before it, plus 1)");
 			if (rc == 0 && cut_from)
-				rc = cursor_u8(&c, &cut_faulted, "whether its last access faulted");
-			if (rc == 0 && cut_faulted > 1)
-				rc = cursor_fail(&c, "whether its last access faulted (0 or 1)");
+				rc = cursor_u8(&c, &cut_kind, "where the fault cut it (1 or 2)");
+			if (rc == 0 && cut_from && cut_kind != CGT_CUT_AT_ACCESS && cut_kind != CGT_CUT_UNPLACED)
+				rc = cursor_fail(&c, "where the fault cut it (1 or 2)");
 		}
 		if (rc < 0)
 			break;
@@ -381,7 +381,7 @@ int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, u
 			snprintf(what, sizeof(what), "a well-formed block (%s)", why);
 			rc = cursor_fail(&c, what);
 		} else if (cut_from && (why = cgt_block_mark_cut(t, t->n - 1, (uint32_t)cut_from - 1,
-								 cut_faulted)) != NULL) {
+								 cut_kind)) != NULL) {
 			c.p = block_start;
 			char what[160];
 			snprintf(what, sizeof(what), "a well-formed block (%s)", why);
@@ -394,7 +394,7 @@ int cgt_blocks_decode(struct cgt_block_table *t, const struct cgt_record *rec, u
 	return rc;
 }
 
-const char *cgt_block_mark_cut(struct cgt_block_table *t, uint32_t id, uint32_t from, int faulted)
+const char *cgt_block_mark_cut(struct cgt_block_table *t, uint32_t id, uint32_t from, unsigned kind)
 {
 	struct cgt_block *b = t->blocks[id];
 	const struct cgt_block *of = t->blocks[from];
@@ -406,10 +406,14 @@ const char *cgt_block_mark_cut(struct cgt_block_table *t, uint32_t id, uint32_t 
 	for (uint32_t k = 0; k < b->n_ops; k++)
 		if (b->ops[k].kind != of->ops[k].kind || b->ops[k].size != of->ops[k].size)
 			return "a cut block's ops are those of the block it is cut from";
-	if (faulted && !(b->ops[b->n_ops - 1].kind >= CGT_OP_READ &&
-			 b->ops[b->n_ops - 1].kind <= CGT_OP_WRITE_GUARDED))
+	if (kind == CGT_CUT_AT_ACCESS && !(b->ops[b->n_ops - 1].kind >= CGT_OP_READ &&
+					   b->ops[b->n_ops - 1].kind <= CGT_OP_WRITE_GUARDED))
 		return "a cut block that faulted at an access ends with it";
+	if (kind == CGT_CUT_UNPLACED && b->n_ops != 1u + b->has_sp)
+		return "a cut block whose fault is not placed holds only its entry";
+	if (kind != CGT_CUT_AT_ACCESS && kind != CGT_CUT_UNPLACED)
+		return "a cut block says where the fault cut it";
 	b->cut_from = of;
-	b->cut_faulted = (uint8_t)(faulted != 0);
+	b->cut_kind = (uint8_t)kind;
 	return NULL;
 }

@@ -412,11 +412,11 @@ void vg_session_report(const struct vg_session *s, FILE *notes)
 		    cgt_format_count(insns, n), s->path, bytes / 1e6, insns ? bytes / (double)insns : 0.0,
 		    kept);
 	if (s->stream.cuts_unplaced)
-		record_note(notes, "warning: %s execution%s cut short by a fault not at a data access "
-			    "(a division's SIGFPE) %s left out: the instructions %s ran before the "
-			    "fault are not in the trace",
+		record_note(notes, "warning: %s execution%s cut short by a fault at no data access "
+			    "(a division's SIGFPE): where %s stopped is not known, and only %s start "
+			    "is in the trace",
 			    cgt_format_count(s->stream.cuts_unplaced, n),
 			    s->stream.cuts_unplaced == 1 ? "" : "s",
-			    s->stream.cuts_unplaced == 1 ? "is" : "are",
-			    s->stream.cuts_unplaced == 1 ? "it" : "they");
+			    s->stream.cuts_unplaced == 1 ? "it" : "they",
+			    s->stream.cuts_unplaced == 1 ? "its" : "their");
 }

@@ -45,7 +45,7 @@ enum slot_type { SLOT_VALUE, SLOT_GUARDED, SLOT_EXIT, SLOT_SP };
 /* A block cut short by a fault, defined for one raw block (on_cut). */
 struct cut_block {
 	uint32_t n_ops;
-	uint8_t faulted;
+	uint8_t kind;		/* enum cgt_cut_kind */
 	uint32_t trace_id;
 };
 
@@ -446,14 +446,14 @@ static uint32_t faulted_op(const struct cgt_block *blk, const struct raw_layout 
 	return UINT32_MAX;
 }
 
-/* The block cut from raw block id after its op n_ops - 1 (faulted: that
-   op is the access that faulted), defined the first time: NULL if out of
-   memory or not valid (e set). */
-static struct cgt_block *cut_block(struct vg_stream *c, uint32_t id, uint32_t n_ops, int faulted)
+/* The block cut from raw block id after its op n_ops - 1 (kind: enum
+   cgt_cut_kind), defined the first time: NULL if out of memory or not
+   valid (e set). */
+static struct cgt_block *cut_block(struct vg_stream *c, uint32_t id, uint32_t n_ops, unsigned kind)
 {
 	struct raw_layout *l = &c->layouts[id];
 	for (uint32_t i = 0; i < l->n_cuts; i++)
-		if (l->cuts[i].n_ops == n_ops && l->cuts[i].faulted == faulted)
+		if (l->cuts[i].n_ops == n_ops && l->cuts[i].kind == kind)
 			return c->blocks.blocks[l->cuts[i].trace_id];
 	const struct cgt_block *of = c->blocks.blocks[l->trace_id];
 	uint32_t n_exits = 0;
@@ -482,7 +482,7 @@ static struct cgt_block *cut_block(struct vg_stream *c, uint32_t id, uint32_t n_
 	int rc = cgt_block_table_add(&c->blocks, of->insns, of->ops[n_ops - 1].insn + 1u, of->ops,
 				     n_ops, jumps, of->map_epoch, &why);
 	free(jumps);
-	if (rc == 0 && (why = cgt_block_mark_cut(&c->blocks, trace_id, l->trace_id, faulted)) != NULL)
+	if (rc == 0 && (why = cgt_block_mark_cut(&c->blocks, trace_id, l->trace_id, kind)) != NULL)
 		rc = -1;
 	if (rc < 0) {
 		if (rc == -cgt_err_nomem)
@@ -491,7 +491,7 @@ static struct cgt_block *cut_block(struct vg_stream *c, uint32_t id, uint32_t n_
 			bad_item(c, why);
 		return NULL;
 	}
-	l->cuts[l->n_cuts++] = (struct cut_block){ n_ops, (uint8_t)faulted, trace_id };
+	l->cuts[l->n_cuts++] = (struct cut_block){ n_ops, (uint8_t)kind, trace_id };
 	struct cgt_block *blk = c->blocks.blocks[trace_id];
 	if (begin_pending(c, CGT_REC_BLOCKS) < 0)
 		return NULL;
@@ -504,11 +504,12 @@ static struct cgt_block *cut_block(struct vg_stream *c, uint32_t id, uint32_t n_
 }
 
 /* An execution cut short by a fault (vg_protocol.h, CGT_RAW_CUT): an
-   execution of a cut block, if the fault can be placed -- a SIGSEGV or
-   SIGBUS at an address one of its accesses covers.  Others (a division's
-   SIGFPE) are counted in res->cuts_unplaced, and the execution is lost:
-   the instruction that faulted is not known (Valgrind keeps the guest's
-   instruction pointer exact only at block ends). */
+   execution of a cut block, up to the access that faulted where the fault
+   can be placed -- a SIGSEGV or SIGBUS at an address one of its accesses
+   covers.  Others (a division's SIGFPE) keep only the block's entry, and
+   are counted in res->cuts_unplaced: the instruction that faulted is not
+   known (Valgrind keeps the guest's instruction pointer exact only at
+   block ends). */
 static int on_cut(struct vg_stream *c, const uint8_t *p, uint32_t len)
 {
 	if (len < 28)
@@ -552,11 +553,8 @@ static int on_cut(struct vg_stream *c, const uint8_t *p, uint32_t len)
 	free(taken);
 	if (rc < 0)
 		return rc;
-	if (k == UINT32_MAX) {
-		c->res->cuts_unplaced++;
-		return 0;
-	}
-	struct cgt_block *blk = cut_block(c, id, k + 1, 1);
+	struct cgt_block *blk = k != UINT32_MAX ? cut_block(c, id, k + 1, CGT_CUT_AT_ACCESS)
+						: cut_block(c, id, 1u + of->has_sp, CGT_CUT_UNPLACED);
 	if (blk == NULL)
 		return -c->e->status;
 	if ((rc = begin_pending(c, CGT_REC_EVENTS)) < 0)
@@ -567,7 +565,7 @@ static int on_cut(struct vg_stream *c, const uint8_t *p, uint32_t len)
 	cgt_counts_add_exits(&c->res->counts, blk, 0, 1);
 	if (blk->n_guarded)
 		cgt_counts_add_guarded(&c->res->counts, blk, 0, c->values);
-	c->res->cuts++;
+	c->res->cuts_unplaced += k == UINT32_MAX;
 	return 0;
 }
 

@@ -17,9 +17,9 @@ struct vg_stream_result {
 	int exec_ended;		/* ... right after the program called execve */
 	uint32_t fork_pid;	/* vg_stream_run stopped at a fork: the child's pid */
 	uint64_t raw_bytes;
-	/* executions cut short by a fault: recorded, and lost because where
-	   the fault hit is not known (a SIGFPE) */
-	uint64_t cuts, cuts_unplaced;
+	/* executions cut short by a fault not at an access (a SIGFPE): only
+	   their entries are recorded */
+	uint64_t cuts_unplaced;
 	struct cgt_trace_counts counts;
 	struct record_build_ids build_ids;	/* dir set by the caller */
 };

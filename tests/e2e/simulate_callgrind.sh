@@ -3,9 +3,9 @@
 # each compared (tests/tools/callgrind_compare.py: the profile, not the
 # text) with the file of a real Callgrind run of the same program, with
 # the same arguments and environment: without simulation (Callgrind's
-# default), then with caches and branch predictors.  faults and cutfaults
-# recover from faults in the middle of blocks: Callgrind counts such an
-# execution as left by the last side exit it passed.
+# default), then with caches and branch predictors.  faults, cutfaults and
+# divfault recover from faults in the middle of blocks: Callgrind counts
+# such an execution as left by the last side exit it passed.
 #
 # Files: every run names its outputs with %p (the recorded program's pid
 # for cgtrace), as Callgrind needs for the fork child, which writes a file
@@ -39,6 +39,7 @@ cases=(
 	"strings|1|$PROGS/strings"
 	"faults|1|$PROGS/faults"
 	"cutfaults|1|$PROGS/cutfaults"
+	"divfault|1|$PROGS/divfault"
 	"threads|1|$PROGS/threads"
 	"sort|1|sort -n --parallel=1 -o sorted.txt numbers.txt"
 )

@@ -105,7 +105,7 @@ static void blocks_round_trip(void)
 }
 
 /* A block cut short by a fault (version 4) names the block it is cut
-   from and whether its last op faulted, and is a prefix of that block. */
+   from and where the fault cut it, and is a prefix of that block. */
 static void cut_blocks_round_trip(void)
 {
 	struct cgt_block_table a = { 0 }, b = { 0 };
@@ -116,7 +116,7 @@ static void cut_blocks_round_trip(void)
 	CHECK(cgt_block_table_add(&a, insns, 3, ops, 9, NULL, 0, &why) == 0);
 	/* ops 0-5: up to the second instruction's read-modify-write */
 	CHECK(cgt_block_table_add(&a, insns, 2, ops, 6, NULL, 0, &why) == 0);
-	CHECK(cgt_block_mark_cut(&a, 1, 0, 1) == NULL);
+	CHECK(cgt_block_mark_cut(&a, 1, 0, CGT_CUT_AT_ACCESS) == NULL);
 	CHECK(cgt_blocks_encode(&buf, a.blocks[0]) == 0);
 	CHECK(cgt_blocks_encode(&buf, a.blocks[1]) == 0);
 	struct cgt_record rec = record_of(&buf, CGT_REC_BLOCKS);
@@ -125,19 +125,23 @@ static void cut_blocks_round_trip(void)
 	if (b.n == 2) {
 		CHECK(b.blocks[0]->cut_from == NULL);
 		CHECK(b.blocks[1]->cut_from == b.blocks[0]);
-		CHECK_EQ(b.blocks[1]->cut_faulted, 1);
+		CHECK_EQ(b.blocks[1]->cut_kind, CGT_CUT_AT_ACCESS);
 	}
 	cgt_block_table_free(&b);
 
-	/* not a prefix of the block it names, or faulted without an access */
+	/* not a prefix of the block it names; faulted at an access without
+	   one; not placed, with more than the entry; a kind of no meaning */
 	struct cgt_op other[9];
 	memcpy(other, ops, sizeof(ops));
 	other[1].size = 4;
 	CHECK(cgt_block_table_add(&a, insns, 2, other, 6, NULL, 0, &why) == 0);
-	CHECK(strstr(cgt_block_mark_cut(&a, 2, 0, 1), "ops are those") != NULL);
+	CHECK(strstr(cgt_block_mark_cut(&a, 2, 0, CGT_CUT_AT_ACCESS), "ops are those") != NULL);
 	CHECK(cgt_block_table_add(&a, insns, 2, ops, 4, NULL, 0, &why) == 0);
-	CHECK(strstr(cgt_block_mark_cut(&a, 3, 0, 1), "ends with it") != NULL);
-	CHECK(cgt_block_mark_cut(&a, 3, 0, 0) == NULL);
+	CHECK(strstr(cgt_block_mark_cut(&a, 3, 0, CGT_CUT_AT_ACCESS), "ends with it") != NULL);
+	CHECK(strstr(cgt_block_mark_cut(&a, 3, 0, CGT_CUT_UNPLACED), "only its entry") != NULL);
+	CHECK(strstr(cgt_block_mark_cut(&a, 3, 0, 0), "says where") != NULL);
+	CHECK(cgt_block_table_add(&a, insns, 1, ops, 1, NULL, 0, &why) == 0);
+	CHECK(cgt_block_mark_cut(&a, 4, 0, CGT_CUT_UNPLACED) == NULL);
 	/* and in a record: a block cut from itself or one not yet defined */
 	buf.len = 0;
 	CHECK(cgt_blocks_encode(&buf, a.blocks[0]) == 0);
