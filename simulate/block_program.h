@@ -101,10 +101,11 @@ static inline uint8_t cachegrind_access_size(uint32_t size, uint32_t min_line)
    if data, and branches -- 16 at most, and calls its helpers for the
    queued ones before the statement that adds a 17th, before a side exit
    (its branch included, so branches never wait) and before a guarded
-   access (whose own helper follows at once).  The fault stops everything from the faulting
-   statement on, so the events queued since the last of those are lost,
-   the faulting instruction's own among them.  Callgrind queues alike,
-   without fetches unless it simulates caches. */
+   access (whose own helper follows at once).  The fault stops everything
+   from the faulting statement on, so the events queued since the last of
+   those are lost, the faulting instruction's own among them.  Callgrind
+   queues alike, without fetches unless it simulates caches.  (Both also
+   call the helpers at a load-linked, which amd64 code has none of.) */
 uint32_t queue_flushed_ops(const struct cgt_block *blk, int ir, int data);
 
 /* One allocation, free()d with the returned pointer; NULL if out of

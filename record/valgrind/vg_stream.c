@@ -53,6 +53,7 @@ struct raw_layout {
 	uint32_t trace_id;	/* the tool's ids skip the trace's cut blocks */
 	struct cut_block *cuts;
 	uint32_t n_cuts;
+	size_t cap_cuts;
 	uint32_t n_slots;
 	uint32_t max_bytes;	/* of an execution that runs to the end */
 	uint8_t *type;
@@ -470,13 +471,12 @@ static struct cgt_block *cut_block(struct vg_stream *c, uint32_t id, uint32_t n_
 		jumps[0] = (struct cgt_jump){ 0, CGT_JUMP_OTHER, 0 };
 		memcpy(jumps + 1, of->jumps + 1, n_exits * sizeof(*jumps));
 	}
-	struct cut_block *grown = realloc(l->cuts, (l->n_cuts + 1) * sizeof(*l->cuts));
-	if (grown == NULL) {
+	if (l->n_cuts == l->cap_cuts &&
+	    cgt_array_grow(&l->cuts, &l->cap_cuts, l->n_cuts, 1, sizeof(*l->cuts)) < 0) {
 		free(jumps);
 		nomem(c);
 		return NULL;
 	}
-	l->cuts = grown;
 	uint32_t trace_id = c->blocks.n;
 	const char *why;
 	int rc = cgt_block_table_add(&c->blocks, of->insns, of->ops[n_ops - 1].insn + 1u, of->ops,
@@ -508,8 +508,8 @@ static struct cgt_block *cut_block(struct vg_stream *c, uint32_t id, uint32_t n_
    can be placed -- a SIGSEGV or SIGBUS at an address one of its accesses
    covers.  Others (a division's SIGFPE) keep only the block's entry, and
    are counted in res->cuts_unplaced: the instruction that faulted is not
-   known (Valgrind keeps the guest's instruction pointer exact only at
-   block ends). */
+   known (Valgrind keeps the guest's instruction pointer exact only where
+   the block may end: its side exits and its end). */
 static int on_cut(struct vg_stream *c, const uint8_t *p, uint32_t len)
 {
 	if (len < 28)
