@@ -42,18 +42,8 @@ _Static_assert(CGT_RAW_REQUEST_TEXT_MAX == CGT_REQUEST_TEXT_MAX, "a request's te
    per op that is not an instruction fetch. */
 enum slot_type { SLOT_VALUE, SLOT_GUARDED, SLOT_EXIT, SLOT_SP };
 
-/* A block cut short by a fault, defined for one raw block (on_cut). */
-struct cut_block {
-	uint32_t n_ops;
-	uint8_t kind;		/* enum cgt_cut_kind */
-	uint32_t trace_id;
-};
-
 struct raw_layout {
 	uint32_t trace_id;	/* the tool's ids skip the trace's cut blocks */
-	struct cut_block *cuts;
-	uint32_t n_cuts;
-	size_t cap_cuts;
 	uint32_t n_slots;
 	uint32_t max_bytes;	/* of an execution that runs to the end */
 	uint8_t *type;
@@ -78,6 +68,9 @@ struct vg_stream {
 	struct cgt_trace_header *header;
 	struct cgt_block_table blocks;
 	struct raw_layout *layouts;	/* by the tool's block id */
+	/* The cut blocks defined (cut_block): trace id + 1 by cut_key.  Kept
+	   apart from the layouts, which every execution reads. */
+	struct cgt_map cuts;
 	uint32_t n_layouts;
 	size_t cap_layouts;
 	uint32_t map_epoch;
@@ -452,10 +445,12 @@ static uint32_t faulted_op(const struct cgt_block *blk, const struct raw_layout 
    valid (e set). */
 static struct cgt_block *cut_block(struct vg_stream *c, uint32_t id, uint32_t n_ops, unsigned kind)
 {
-	struct raw_layout *l = &c->layouts[id];
-	for (uint32_t i = 0; i < l->n_cuts; i++)
-		if (l->cuts[i].n_ops == n_ops && l->cuts[i].kind == kind)
-			return c->blocks.blocks[l->cuts[i].trace_id];
+	/* n_ops is at most 65536, kind 1 or 2 */
+	const uint64_t key = (uint64_t)id << 20 | (uint64_t)n_ops << 2 | kind;
+	void *known = cgt_map_get(&c->cuts, key);
+	if (known != NULL)
+		return c->blocks.blocks[(uint32_t)(uintptr_t)known - 1];
+	const struct raw_layout *l = &c->layouts[id];
 	const struct cgt_block *of = c->blocks.blocks[l->trace_id];
 	uint32_t n_exits = 0;
 	for (uint32_t k = 0; k < n_ops; k++)
@@ -471,12 +466,6 @@ static struct cgt_block *cut_block(struct vg_stream *c, uint32_t id, uint32_t n_
 		jumps[0] = (struct cgt_jump){ 0, CGT_JUMP_OTHER, 0 };
 		memcpy(jumps + 1, of->jumps + 1, n_exits * sizeof(*jumps));
 	}
-	if (l->n_cuts == l->cap_cuts &&
-	    cgt_array_grow(&l->cuts, &l->cap_cuts, l->n_cuts, 1, sizeof(*l->cuts)) < 0) {
-		free(jumps);
-		nomem(c);
-		return NULL;
-	}
 	uint32_t trace_id = c->blocks.n;
 	const char *why;
 	int rc = cgt_block_table_add(&c->blocks, of->insns, of->ops[n_ops - 1].insn + 1u, of->ops,
@@ -491,7 +480,10 @@ static struct cgt_block *cut_block(struct vg_stream *c, uint32_t id, uint32_t n_
 			bad_item(c, why);
 		return NULL;
 	}
-	l->cuts[l->n_cuts++] = (struct cut_block){ n_ops, (uint8_t)kind, trace_id };
+	if (cgt_map_put(&c->cuts, key, (void *)(uintptr_t)(trace_id + 1u)) < 0) {
+		nomem(c);
+		return NULL;
+	}
 	struct cgt_block *blk = c->blocks.blocks[trace_id];
 	if (begin_pending(c, CGT_REC_BLOCKS) < 0)
 		return NULL;
@@ -751,11 +743,11 @@ void vg_stream_close(struct vg_stream *c)
 		free(c->layouts[i].type);
 		free(c->layouts[i].op);
 		free(c->layouts[i].execs);
-		free(c->layouts[i].cuts);
 	}
 	free(c->layouts);
 	free(c->values);
 	cgt_buf_free(&c->pending);
 	cgt_block_table_free(&c->blocks);
+	cgt_map_free(&c->cuts);
 	free(c);
 }
