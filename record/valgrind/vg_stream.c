@@ -42,6 +42,11 @@ _Static_assert(CGT_RAW_REQUEST_TEXT_MAX == CGT_REQUEST_TEXT_MAX, "a request's te
    per op that is not an instruction fetch. */
 enum slot_type { SLOT_VALUE, SLOT_GUARDED, SLOT_EXIT, SLOT_SP };
 
+static inline size_t slot_bytes(uint8_t type)
+{
+	return type == SLOT_EXIT ? 1 : type == SLOT_GUARDED ? 9 : 8;
+}
+
 struct raw_layout {
 	uint32_t trace_id;	/* the tool's ids skip the trace's cut blocks */
 	uint32_t n_slots;
@@ -200,7 +205,7 @@ static int add_layout(struct vg_stream *c, uint32_t id, const struct cgt_block *
 							 : SLOT_VALUE;
 		l->type[l->n_slots] = type;
 		l->op[l->n_slots++] = k;
-		l->max_bytes += type == SLOT_EXIT ? 1 : type == SLOT_GUARDED ? 9 : 8;
+		l->max_bytes += (uint32_t)slot_bytes(type);
 	}
 	return 0;
 }
@@ -351,6 +356,23 @@ static int on_signal(struct vg_stream *c, const uint8_t *p)
 	return on_mark(c, &m);
 }
 
+/* One execution of blk left by exit exit_ord, into the EVENTS record being
+   built, and its guarded accesses into the counts (the rest are counted
+   by exit). */
+static int put_exec(struct vg_stream *c, struct cgt_block *blk, uint32_t exit_ord,
+		    const uint64_t *values, uint64_t sp)
+{
+	int rc = begin_pending(c, CGT_REC_EVENTS);
+	if (rc < 0)
+		return rc;
+	if (cgt_events_encode(&c->pending, &c->blocks, blk, exit_ord, values) < 0 ||
+	    (blk->has_sp && cgt_events_encode_sp(&c->blocks, blk, sp) < 0))
+		return nomem(c);
+	if (blk->n_guarded)
+		cgt_counts_add_guarded(&c->res->counts, blk, exit_ord, values);
+	return 0;
+}
+
 /* One execution: the block id is read; its slots follow. */
 static int on_exec(struct vg_stream *c, uint32_t id)
 {
@@ -366,7 +388,7 @@ static int on_exec(struct vg_stream *c, uint32_t id)
 
 	for (uint32_t s = 0; s < l->n_slots; s++) {
 		if (checked) {
-			size_t need = l->type[s] == SLOT_EXIT ? 1 : l->type[s] == SLOT_GUARDED ? 9 : 8;
+			size_t need = slot_bytes(l->type[s]);
 			if ((size_t)(c->end - p) < need)
 				return bad_item(c, "a truncated execution record");
 		}
@@ -394,16 +416,10 @@ static int on_exec(struct vg_stream *c, uint32_t id)
 	}
 done:
 	c->p = p;
-	int rc = begin_pending(c, CGT_REC_EVENTS);
-	if (rc < 0)
-		return rc;
-	if (cgt_events_encode(&c->pending, &c->blocks, blk, exit_ord, values) < 0 ||
-	    (blk->has_sp && cgt_events_encode_sp(&c->blocks, blk, sp) < 0))
-		return nomem(c);
-	l->execs[exit_ord]++;
-	if (blk->n_guarded)
-		cgt_counts_add_guarded(&c->res->counts, blk, exit_ord, values);
-	return 0;
+	int rc = put_exec(c, blk, exit_ord, values, sp);
+	if (rc == 0)
+		l->execs[exit_ord]++;
+	return rc;
 }
 
 /* Which access of an execution cut short by a fault at address at
@@ -525,7 +541,7 @@ static int on_cut(struct vg_stream *c, const uint8_t *p, uint32_t len)
 	const uint8_t *q = rec + 4;
 	int rc = 0;
 	for (uint32_t s = 0; s < l->n_slots && rc == 0; s++) {
-		size_t need = l->type[s] == SLOT_EXIT ? 1 : l->type[s] == SLOT_GUARDED ? 9 : 8;
+		size_t need = slot_bytes(l->type[s]);
 		if ((size_t)(end - q) < need) {
 			rc = bad_item(c, "a truncated cut execution");
 			break;
@@ -549,14 +565,9 @@ static int on_cut(struct vg_stream *c, const uint8_t *p, uint32_t len)
 						: cut_block(c, id, 1u + of->has_sp, CGT_CUT_UNPLACED);
 	if (blk == NULL)
 		return -c->e->status;
-	if ((rc = begin_pending(c, CGT_REC_EVENTS)) < 0)
+	if ((rc = put_exec(c, blk, 0, c->values, sp)) < 0)
 		return rc;
-	if (cgt_events_encode(&c->pending, &c->blocks, blk, 0, c->values) < 0 ||
-	    (blk->has_sp && cgt_events_encode_sp(&c->blocks, blk, sp) < 0))
-		return nomem(c);
 	cgt_counts_add_exits(&c->res->counts, blk, 0, 1);
-	if (blk->n_guarded)
-		cgt_counts_add_guarded(&c->res->counts, blk, 0, c->values);
 	c->res->cuts_unplaced += k == UINT32_MAX;
 	return 0;
 }
