@@ -1,0 +1,80 @@
+/*
+ * Levels of the general model (level.h): the table of replacement
+ * policies and prefetchers, and what every level does alike.  Adding a
+ * policy is a file like level_lru.c and a row here.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "level_loop.h"
+
+extern const struct level_policy level_policy_lru;
+
+static const struct level_policy *const policies[LEVEL_N_REPLACEMENTS] = {
+	[LEVEL_LRU] = &level_policy_lru,
+};
+
+const char *const level_replacement_names[LEVEL_N_REPLACEMENTS] = { [LEVEL_LRU] = "lru" };
+const char *const level_prefetcher_names[LEVEL_N_PREFETCHERS] = {
+	[LEVEL_PREFETCH_NONE] = "none",
+	[LEVEL_PREFETCH_CALLGRIND] = "callgrind",
+};
+
+static int power_of_two(uint64_t v)
+{
+	return v != 0 && (v & (v - 1)) == 0;
+}
+
+const char *level_check(const struct level_config *c)
+{
+	if (c->replacement >= LEVEL_N_REPLACEMENTS || c->prefetcher >= LEVEL_N_PREFETCHERS)
+		return "no such replacement policy or prefetcher";
+	if (c->assoc == 0 || c->assoc > policies[c->replacement]->max_assoc)
+		return "more ways than its replacement policy can order";
+	if (!power_of_two(c->line) || c->line < 16)
+		return "a line size that is not a power of two of 16 bytes or more";
+	if ((uint64_t)c->line * c->assoc > c->size || c->size % ((uint64_t)c->line * c->assoc) != 0 ||
+	    !power_of_two(c->size / c->line / c->assoc))
+		return "a set count that is not a power of two";
+	return NULL;
+}
+
+int level_init(struct level *L, const struct level_config *c)
+{
+	memset(L, 0, sizeof(*L));
+	if (level_check(c) != NULL)
+		return -1;
+	uint64_t sets = (uint64_t)c->size / c->line / c->assoc;
+	L->config = *c;
+	L->assoc = c->assoc;
+	L->sets_mask = sets - 1;
+	L->line_bits = (uint32_t)__builtin_ctz(c->line);
+	L->tag_shift = L->line_bits + (uint32_t)__builtin_ctzll(sets);
+	L->tag_mask = ~(((uint64_t)1 << L->tag_shift) - 1);
+	L->take = policies[c->replacement]->take[c->prefetcher];
+	L->words = malloc(sets * c->assoc * sizeof(*L->words));
+	L->state = malloc(sets * c->assoc * sizeof(*L->state));
+	if (L->words == NULL || L->state == NULL) {
+		level_free(L);
+		return -1;
+	}
+	level_clear(L);
+	return 0;
+}
+
+void level_clear(struct level *L)
+{
+	uint64_t sets = L->sets_mask + 1;
+	memset(L->words, 0, sets * L->assoc * sizeof(*L->words));
+	for (uint64_t s = 0; s < sets; s++)
+		policies[L->config.replacement]->first(L->state + s * L->assoc, L->assoc);
+	memset(&L->stream, 0, sizeof(L->stream));
+}
+
+void level_free(struct level *L)
+{
+	free(L->words);
+	free(L->state);
+	L->words = NULL;
+	L->state = NULL;
+}

@@ -1,0 +1,125 @@
+/*
+ * One cache level of the general model: the seam that replacement
+ * policies, write policies and prefetchers plug into.  Internal to
+ * simulate/.
+ *
+ * A level is a geometry (sets of ways, bit-selection set index), a word
+ * per way holding its line's tag and flags, a replacement policy's state
+ * per way, a write policy and an optional prefetcher.  Ways never move: a
+ * policy keeps its order in its state (LRU: each way's age), so whatever
+ * is kept per line beside the word (the cache-use issue's use masks and
+ * loader) stays where its line is.
+ *
+ * A hierarchy's driver hands a level its references a bunch at a time
+ * (level_take), in program order.  The level runs them through the loop
+ * compiled for its policy and prefetcher, chosen once when it is made
+ * (level.c's table): no function pointer is called per reference.
+ *
+ * Tags are kept as Callgrind's write-back model keeps them
+ * (callgrind/sim.c, cachesim_ref_wb): the address with its set and
+ * offset bits cleared, every way starting at tag 0 (so, as in Callgrind,
+ * the lowest line of each set "hits" in a cold cache), flags in the low
+ * bits.  A reference that straddles two lines looks both up and counts as
+ * one: a dirty miss if either line's was, else a miss if either missed.
+ */
+#ifndef CGTRACE_LEVEL_H
+#define CGTRACE_LEVEL_H
+
+#include <stdint.h>
+
+/* A line's flags, in the low bits of its word (a line is 16 bytes or more). */
+#define LEVEL_DIRTY 1u
+
+/* A reference: read or write, and whether the level's prefetcher sees it
+   before it is looked up (the driver decides which references a
+   prefetcher observes: Callgrind's, the L1 misses, and with write-back
+   every write). */
+#define LEVEL_WRITE 1u
+#define LEVEL_OBSERVED 2u
+
+struct level_ref {
+	uint64_t addr;
+	uint8_t size;		/* 1-255 bytes, at most two lines */
+	uint8_t flags;		/* LEVEL_WRITE, LEVEL_OBSERVED */
+};
+
+enum level_outcome {
+	LEVEL_HIT = 0,
+	LEVEL_MISS = 1,
+	LEVEL_MISS_DIRTY = 2,	/* a miss whose fill evicted a dirty line (write-back) */
+};
+
+/* The replacement policies, by level.c's table. */
+enum level_replacement { LEVEL_LRU, LEVEL_N_REPLACEMENTS };
+
+/* The prefetchers.  LEVEL_PREFETCH_CALLGRIND is Callgrind 3.19's
+   --simulate-hwpref=yes (sim.c, prefetch_LL_doref): 8 streams, one per
+   4 KiB page modulo 8; after two sequential lines up (down) in a stream,
+   each further one prefetches the line 5 lines ahead (behind). */
+enum level_prefetcher { LEVEL_PREFETCH_NONE, LEVEL_PREFETCH_CALLGRIND, LEVEL_N_PREFETCHERS };
+
+/* What a level is: its model. */
+struct level_config {
+	uint32_t size, assoc, line;	/* powers of two but assoc; sets = size / line / assoc */
+	uint8_t replacement;		/* enum level_replacement */
+	uint8_t prefetcher;		/* enum level_prefetcher */
+	uint8_t write_back;		/* a write makes its line dirty; evicting one is a dirty miss */
+	uint8_t no_write_allocate;	/* a write that misses does not fill */
+	/* Callgrind 3.19 looks a prefetch up with cachesim_ref, whose tag is
+	   the address shifted right, where its write-back lookups compare the
+	   address masked (cachesim_ref_wb): with both options on, a
+	   prefetched line never serves a demand reference, and the low bit
+	   of its shifted tag reads as dirty when it is evicted.  Set with
+	   write_back and the Callgrind prefetcher to count as Callgrind does. */
+	uint8_t callgrind_prefetch_tags;
+};
+
+struct level_stream_prefetcher {
+	uint32_t last_line[8];
+	int32_t run[8];		/* lines in sequence: > 0 up, < 0 down */
+};
+
+struct level;
+typedef void level_take_fn(struct level *L, const struct level_ref *refs, uint32_t n,
+			   uint8_t *outcome);
+
+struct level {
+	struct level_config config;
+	uint64_t *words;	/* [sets][assoc]: tag | flags */
+	uint16_t *state;	/* [sets][assoc]: the policy's (LRU: ages, 0 the youngest) */
+	uint64_t sets_mask;
+	uint64_t tag_mask;	/* clears the set and offset bits */
+	uint32_t assoc, line_bits, tag_shift;
+	level_take_fn *take;	/* the loop for the policy and prefetcher */
+	struct level_stream_prefetcher stream;
+	uint64_t prefetches_up, prefetches_down;	/* issued, for -v */
+};
+
+/* Why config cannot be a level (NULL: it can): a set count or line that is
+   not a power of two, more ways than a policy can order, a line under 16
+   bytes. */
+const char *level_check(const struct level_config *config);
+
+/* A cold level (as level_clear leaves it).  0, or -1 if out of memory. */
+int level_init(struct level *L, const struct level_config *config);
+void level_free(struct level *L);
+
+/* Every way back to tag 0, clean, in the policy's first order; the
+   prefetcher's streams forgotten (Callgrind's cachesim_clear, at
+   CALLGRIND_START/STOP_INSTRUMENTATION). */
+void level_clear(struct level *L);
+
+/* Looks refs[0 .. n) up in order, each after its prefetches if it is
+   observed: outcome[k] is refs[k]'s enum level_outcome. */
+static inline void level_take(struct level *L, const struct level_ref *refs, uint32_t n,
+			      uint8_t *outcome)
+{
+	L->take(L, refs, n, outcome);
+}
+
+/* The policies' names ("lru"), and the prefetchers' ("none",
+   "callgrind"), for options and messages. */
+extern const char *const level_replacement_names[LEVEL_N_REPLACEMENTS];
+extern const char *const level_prefetcher_names[LEVEL_N_PREFETCHERS];
+
+#endif

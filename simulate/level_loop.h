@@ -1,0 +1,190 @@
+/*
+ * The loop of a level (level.h), written once and compiled for each
+ * replacement policy and prefetcher: a policy file includes this, defines
+ * its hooks as static inline functions and a const struct level_hooks of
+ * them, and instantiates LEVEL_POLICY_LOOPS (see level_lru.c).  The hooks
+ * reach the loop through a constant, so the compiler calls none of them
+ * through a pointer: each policy gets a loop of its own, as zstd compiles
+ * a loop per strategy.
+ *
+ * A policy's hooks (after DynamoRIO's cache_replacement_policy_t), on the
+ * state of one set ([assoc] uint16_t, the policy's to use):
+ *   first(state, assoc)          the state of a cold set
+ *   touch(state, assoc, way)     the way was looked up and found, or filled
+ *   victim(state, assoc)         the way a miss replaces
+ *   prefer(state, a, b)          a line found in ways a and b: is a the
+ *                                one the policy would find (only a cold
+ *                                set, whose ways all hold tag 0, and
+ *                                Callgrind's prefetch tags make twins)
+ *
+ * Internal to simulate/.
+ */
+#ifndef CGTRACE_LEVEL_LOOP_H
+#define CGTRACE_LEVEL_LOOP_H
+
+#include "level.h"
+
+struct level_hooks {
+	void (*touch)(uint16_t *state, uint32_t assoc, uint32_t way);
+	uint32_t (*victim)(const uint16_t *state, uint32_t assoc);
+	int (*prefer)(const uint16_t *state, uint32_t a, uint32_t b);
+};
+
+/* What level.c's table holds of a policy. */
+struct level_policy {
+	uint32_t max_assoc;
+	void (*first)(uint16_t *state, uint32_t assoc);
+	level_take_fn *take[LEVEL_N_PREFETCHERS];
+};
+
+#define LEVEL_NO_WAY UINT32_MAX
+
+/* The way of set (words, state) whose tag is key (its flags aside, or
+   with them if exact), the policy's choice among twins. */
+static inline __attribute__((always_inline)) uint32_t
+level_find(const uint64_t *words, const uint16_t *state, uint32_t assoc, uint64_t key, int exact,
+	   const struct level_hooks *h)
+{
+	const uint64_t mask = exact ? ~(uint64_t)0 : ~(uint64_t)LEVEL_DIRTY;
+	uint32_t found = LEVEL_NO_WAY;
+	for (uint32_t w = 0; w < assoc; w++)
+		if ((words[w] & mask) == key && (found == LEVEL_NO_WAY || h->prefer(state, w, found)))
+			found = w;
+	return found;
+}
+
+/* One line's lookup in its set: a fill on a miss (but a write's, without
+   write-allocate). */
+static inline __attribute__((always_inline)) enum level_outcome
+level_set_ref(struct level *L, uint64_t set, uint64_t key, int write, const struct level_hooks *h)
+{
+	const uint32_t assoc = L->assoc;
+	uint64_t *words = L->words + set * assoc;
+	uint16_t *state = L->state + set * assoc;
+	const int write_back = L->config.write_back;
+	uint32_t way = level_find(words, state, assoc, key, 0, h);
+
+	if (way != LEVEL_NO_WAY) {
+		if (write && write_back)
+			words[way] |= LEVEL_DIRTY;
+		h->touch(state, assoc, way);
+		return LEVEL_HIT;
+	}
+	if (write && L->config.no_write_allocate)
+		return LEVEL_MISS;
+	way = h->victim(state, assoc);
+	int evicted_dirty = write_back && (words[way] & LEVEL_DIRTY);
+	words[way] = key | (write && write_back ? LEVEL_DIRTY : 0);
+	h->touch(state, assoc, way);
+	return evicted_dirty ? LEVEL_MISS_DIRTY : LEVEL_MISS;
+}
+
+/* One reference: both lines of a straddling one, as Callgrind tells them
+   apart (by set: in a cache of one set a straddle is one lookup). */
+static inline __attribute__((always_inline)) enum level_outcome
+level_ref(struct level *L, uint64_t addr, uint32_t size, int write, const struct level_hooks *h)
+{
+	uint64_t set1 = (addr >> L->line_bits) & L->sets_mask;
+	uint64_t set2 = ((addr + size - 1) >> L->line_bits) & L->sets_mask;
+
+	if (set1 == set2)
+		return level_set_ref(L, set1, addr & L->tag_mask, write, h);
+	enum level_outcome r1 = level_set_ref(L, set1, addr & L->tag_mask, write, h);
+	enum level_outcome r2 = level_set_ref(L, set2, (addr + size - 1) & L->tag_mask, write, h);
+	if (r1 == LEVEL_MISS_DIRTY || r2 == LEVEL_MISS_DIRTY)
+		return LEVEL_MISS_DIRTY;
+	return r1 | r2 ? LEVEL_MISS : LEVEL_HIT;
+}
+
+/* A prefetch of addr's line: looked up as a read, its outcome counted
+   nowhere; or with Callgrind's prefetch tags (see level_config). */
+static inline __attribute__((always_inline)) void
+level_prefetch(struct level *L, uint64_t addr, const struct level_hooks *h)
+{
+	if (!L->config.callgrind_prefetch_tags) {
+		level_ref(L, addr, 1, 0, h);
+		return;
+	}
+	const uint32_t assoc = L->assoc;
+	uint64_t set = (addr >> L->line_bits) & L->sets_mask;
+	uint64_t *words = L->words + set * assoc;
+	uint16_t *state = L->state + set * assoc;
+	uint64_t key = addr >> L->tag_shift;
+	uint32_t way = level_find(words, state, assoc, key, 1, h);
+	if (way == LEVEL_NO_WAY) {
+		way = h->victim(state, assoc);
+		words[way] = key;
+	}
+	h->touch(state, assoc, way);
+}
+
+/* Callgrind's stream prefetcher (sim.c, prefetch_LL_doref), in its
+   types: a line number of 32 bits, 5 lines ahead or behind. */
+static inline __attribute__((always_inline)) void
+level_stream_observe(struct level *L, uint64_t addr, const struct level_hooks *h)
+{
+	struct level_stream_prefetcher *p = &L->stream;
+	uint32_t stream = (uint32_t)(addr >> 12) % 8;
+	uint32_t line = (uint32_t)(addr >> L->line_bits);
+	uint32_t last = p->last_line[stream];
+	int32_t *run = &p->run[stream];
+
+	if (line == last)
+		return;
+	if (*run == 0) {
+		if (last + 1 == line)
+			(*run)++;
+		else if (last - 1 == line)
+			(*run)--;
+	} else if (*run > 0) {
+		if (last + 1 == line) {
+			if (++*run >= 2) {
+				L->prefetches_up++;
+				level_prefetch(L, addr + 5 * ((uint64_t)1 << L->line_bits), h);
+			}
+		} else {
+			*run = 0;
+		}
+	} else {
+		if (last - 1 == line) {
+			if (--*run <= -2) {
+				L->prefetches_down++;
+				level_prefetch(L, addr - 5 * ((uint64_t)1 << L->line_bits), h);
+			}
+		} else {
+			*run = 0;
+		}
+	}
+	p->last_line[stream] = line;
+}
+
+static inline __attribute__((always_inline)) void
+level_take_with(struct level *L, const struct level_ref *refs, uint32_t n, uint8_t *outcome,
+		const struct level_hooks *h, enum level_prefetcher prefetcher)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		if (prefetcher == LEVEL_PREFETCH_CALLGRIND && (refs[k].flags & LEVEL_OBSERVED))
+			level_stream_observe(L, refs[k].addr, h);
+		outcome[k] = (uint8_t)level_ref(L, refs[k].addr, refs[k].size,
+						refs[k].flags & LEVEL_WRITE, h);
+	}
+}
+
+/* Defines NAME_take_none and NAME_take_callgrind, the loops of policy
+   NAME for each prefetcher, from its hooks HOOKS (a const struct
+   level_hooks). */
+#define LEVEL_POLICY_LOOPS(NAME, HOOKS)                                                       \
+	static void NAME##_take_none(struct level *L, const struct level_ref *refs, uint32_t n,  \
+				     uint8_t *outcome)                                        \
+	{                                                                                     \
+		level_take_with(L, refs, n, outcome, &HOOKS, LEVEL_PREFETCH_NONE);            \
+	}                                                                                     \
+	static void NAME##_take_callgrind(struct level *L, const struct level_ref *refs,         \
+					  uint32_t n, uint8_t *outcome)                       \
+	{                                                                                     \
+		level_take_with(L, refs, n, outcome, &HOOKS, LEVEL_PREFETCH_CALLGRIND);       \
+	}
+
+#define LEVEL_POLICY_TAKES(NAME) { NAME##_take_none, NAME##_take_callgrind }
+
+#endif

@@ -1,0 +1,347 @@
+/*
+ * simulate/level.h: hand-computed sequences (dirty evictions, a prefetch
+ * that serves a later reference, a prefetch that evicts a dirty line,
+ * Callgrind's prefetch tags, straddles, no write-allocate), and random
+ * sequences against an independent model of Callgrind 3.19's LL as its
+ * sim.c describes it: a set is an array, most recently used first, of
+ * tag words; write-back lookups compare the masked address with the
+ * dirty bit cleared, prefetches the shifted address exactly.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "level.h"
+
+static struct level make(uint32_t size, uint32_t assoc, uint32_t line, int write_back,
+			 int prefetcher, int callgrind_tags)
+{
+	struct level L;
+	struct level_config c = { size, assoc, line, LEVEL_LRU, (uint8_t)prefetcher,
+				  (uint8_t)write_back, 0, (uint8_t)callgrind_tags };
+	CHECK(level_init(&L, &c) == 0);
+	return L;
+}
+
+static int one(struct level *L, uint64_t addr, uint8_t size, unsigned flags)
+{
+	struct level_ref r = { addr, size, (uint8_t)flags };
+	uint8_t out = 0xff;
+	level_take(L, &r, 1, &out);
+	return out;
+}
+
+#define R(a) one(&L, (a), 4, 0)
+#define W(a) one(&L, (a), 4, LEVEL_WRITE)
+#define OBS(a) one(&L, (a), 4, LEVEL_OBSERVED)
+
+/* One set of two ways, write-back: a dirty line's eviction is told, a
+   clean one's is not; a write hit dirties. */
+static void dirty_evictions(void)
+{
+	struct level L = make(128, 2, 64, 1, LEVEL_PREFETCH_NONE, 0);
+	CHECK_EQ(W(0x1000), LEVEL_MISS);
+	CHECK_EQ(R(0x2000), LEVEL_MISS);
+	CHECK_EQ(R(0x3000), LEVEL_MISS_DIRTY);	/* evicts 0x1000, written */
+	CHECK_EQ(R(0x4000), LEVEL_MISS);	/* evicts 0x2000, clean */
+	CHECK_EQ(W(0x3004), LEVEL_HIT);		/* 0x3000 dirty now */
+	CHECK_EQ(R(0x4000), LEVEL_HIT);
+	CHECK_EQ(R(0x5000), LEVEL_MISS_DIRTY);	/* evicts 0x3000 */
+	CHECK_EQ(R(0x6000), LEVEL_MISS);	/* evicts 0x4000 */
+	level_free(&L);
+
+	/* Without write-back nothing is dirty. */
+	L = make(128, 2, 64, 0, LEVEL_PREFETCH_NONE, 0);
+	CHECK_EQ(W(0x1000), LEVEL_MISS);
+	CHECK_EQ(R(0x2000), LEVEL_MISS);
+	CHECK_EQ(R(0x3000), LEVEL_MISS);
+	level_free(&L);
+}
+
+/* Two sets of 16-byte lines: a reference across a line boundary looks
+   both lines up, a dirty miss if either evicts a dirty line.  In a cache
+   of one set, Callgrind looks a straddle up once. */
+static void straddles(void)
+{
+	struct level L = make(64, 2, 16, 1, LEVEL_PREFETCH_NONE, 0);
+	/* lines 0x1000 (set 0) and 0x1010 (set 1), both written */
+	CHECK_EQ(one(&L, 0x100c, 8, LEVEL_WRITE), LEVEL_MISS);
+	CHECK_EQ(R(0x1000), LEVEL_HIT);
+	CHECK_EQ(R(0x1010), LEVEL_HIT);
+	CHECK_EQ(R(0x200c), LEVEL_MISS);	/* set 0 only, whose cold way it takes */
+	/* set 0 evicts 0x1000 (dirty), set 1 a cold way */
+	CHECK_EQ(one(&L, 0x300c, 8, 0), LEVEL_MISS_DIRTY);
+	CHECK_EQ(R(0x1000), LEVEL_MISS);
+	CHECK_EQ(R(0x1010), LEVEL_HIT);
+	level_free(&L);
+
+	L = make(64, 4, 16, 0, LEVEL_PREFETCH_NONE, 0);
+	CHECK_EQ(one(&L, 0x100c, 8, 0), LEVEL_MISS);
+	CHECK_EQ(R(0x1000), LEVEL_HIT);
+	CHECK_EQ(R(0x1010), LEVEL_MISS);	/* one set: only 0x1000 was looked up */
+	level_free(&L);
+}
+
+static void no_write_allocate(void)
+{
+	struct level L;
+	struct level_config c = { 128, 2, 64, LEVEL_LRU, LEVEL_PREFETCH_NONE, 1, 1, 0 };
+	CHECK(level_init(&L, &c) == 0);
+	CHECK_EQ(W(0x1000), LEVEL_MISS);
+	CHECK_EQ(R(0x1000), LEVEL_MISS);	/* the write did not fill */
+	CHECK_EQ(W(0x1000), LEVEL_HIT);
+	CHECK_EQ(R(0x2000), LEVEL_MISS);
+	CHECK_EQ(R(0x3000), LEVEL_MISS_DIRTY);
+	level_free(&L);
+}
+
+/* One set of three 64-byte ways.  Three lines up one page: the third
+   prefetches the line 5 ahead (0x101c0), taking the least recently used
+   way, a dirty line, whose eviction nobody counts; the demand miss after
+   it evicts a clean one; the prefetched line then hits. */
+static void prefetch_hits_and_evicts_dirty(void)
+{
+	struct level L = make(192, 3, 64, 1, LEVEL_PREFETCH_CALLGRIND, 0);
+	CHECK_EQ(W(0x20000), LEVEL_MISS);
+	CHECK_EQ(OBS(0x10000), LEVEL_MISS);
+	CHECK_EQ(OBS(0x10040), LEVEL_MISS);
+	CHECK_EQ(L.prefetches_up, 0);
+	CHECK_EQ(OBS(0x10080), LEVEL_MISS);	/* not dirty: the prefetch took 0x20000 */
+	CHECK_EQ(L.prefetches_up, 1);
+	CHECK_EQ(R(0x101c0), LEVEL_HIT);
+	CHECK_EQ(R(0x20000), LEVEL_MISS);	/* gone, and clean */
+	level_free(&L);
+
+	/* Down a page: the same, 5 lines behind. */
+	L = make(192, 3, 64, 0, LEVEL_PREFETCH_CALLGRIND, 0);
+	CHECK_EQ(OBS(0x10f00), LEVEL_MISS);
+	CHECK_EQ(OBS(0x10ec0), LEVEL_MISS);
+	CHECK_EQ(OBS(0x10e80), LEVEL_MISS);
+	CHECK_EQ(L.prefetches_down, 1);
+	CHECK_EQ(R(0x10e80 - 5 * 64), LEVEL_HIT);
+	/* A break in the run starts it again. */
+	CHECK_EQ(OBS(0x10000), LEVEL_MISS);
+	CHECK_EQ(OBS(0x10040), LEVEL_MISS);
+	CHECK_EQ(L.prefetches_up, 0);
+	/* Not observed: no prefetch. */
+	CHECK_EQ(R(0x10080), LEVEL_MISS);
+	CHECK_EQ(L.prefetches_up, 0);
+	level_free(&L);
+}
+
+/* Callgrind's prefetch tags: the prefetched line (word 0x101c0 >> 6 =
+   0x407) never serves the demand reference, and its low bit reads as
+   dirty when a demand miss evicts it. */
+static void callgrind_prefetch_tags(void)
+{
+	struct level L = make(192, 3, 64, 1, LEVEL_PREFETCH_CALLGRIND, 1);
+	CHECK_EQ(W(0x20000), LEVEL_MISS);
+	CHECK_EQ(OBS(0x10000), LEVEL_MISS);
+	CHECK_EQ(OBS(0x10040), LEVEL_MISS);
+	CHECK_EQ(OBS(0x10080), LEVEL_MISS);
+	CHECK_EQ(R(0x101c0), LEVEL_MISS);	/* evicts 0x10040 */
+	CHECK_EQ(R(0x30000), LEVEL_MISS_DIRTY);	/* evicts the word 0x407 */
+	level_free(&L);
+}
+
+/* level_clear: cold again, streams forgotten. */
+static void clear(void)
+{
+	struct level L = make(128, 2, 64, 1, LEVEL_PREFETCH_CALLGRIND, 0);
+	CHECK_EQ(W(0x1000), LEVEL_MISS);
+	CHECK_EQ(OBS(0x10000), LEVEL_MISS);
+	level_clear(&L);
+	CHECK_EQ(R(0), LEVEL_HIT);		/* tag 0 of a cold set */
+	CHECK_EQ(R(0x1000), LEVEL_MISS);
+	CHECK_EQ(R(0x2000), LEVEL_MISS);
+	CHECK_EQ(R(0x3000), LEVEL_MISS);	/* 0x1000 is gone clean */
+	CHECK_EQ(OBS(0x10040), LEVEL_MISS);	/* last line 0: no run */
+	CHECK_EQ(OBS(0x10080), LEVEL_MISS);
+	CHECK_EQ(L.prefetches_up, 0);
+	level_free(&L);
+}
+
+/* ---- the independent model ------------------------------------------ */
+
+struct ref_cache {
+	uint64_t *tags;		/* [sets][assoc], MRU first */
+	uint32_t sets, assoc, line_bits, tag_shift;
+	int write_back, prefetch;
+	uint32_t last[8];
+	int32_t seq[8];
+};
+
+/* The Callgrind tag form of a lookup: shifted (plain and prefetch
+   lookups) or masked (write-back). */
+static int ref_set(struct ref_cache *c, uint32_t set, uint64_t tag, int masked, int write)
+{
+	uint64_t *s = c->tags + (uint64_t)set * c->assoc;
+	for (uint32_t i = 0; i < c->assoc; i++) {
+		int match = masked ? (s[i] & ~(uint64_t)1) == tag : s[i] == tag;
+		if (!match)
+			continue;
+		uint64_t t = s[i] | (masked && write ? 1 : 0);
+		memmove(s + 1, s, i * sizeof(*s));
+		s[0] = t;
+		return 0;
+	}
+	uint64_t evicted = s[c->assoc - 1];
+	memmove(s + 1, s, (c->assoc - 1) * sizeof(*s));
+	s[0] = tag | (masked && write ? 1 : 0);
+	return masked && (evicted & 1) ? 2 : 1;
+}
+
+static int ref_access(struct ref_cache *c, uint64_t a, uint32_t size, int masked, int write)
+{
+	uint32_t set1 = (uint32_t)(a >> c->line_bits) & (c->sets - 1);
+	uint32_t set2 = (uint32_t)((a + size - 1) >> c->line_bits) & (c->sets - 1);
+	uint64_t t1 = masked ? a & ~((1ull << c->tag_shift) - 1) : a >> c->tag_shift;
+	uint64_t b = a + size - 1;
+	uint64_t t2 = masked ? b & ~((1ull << c->tag_shift) - 1) : b >> c->tag_shift;
+	if (set1 == set2)
+		return ref_set(c, set1, t1, masked, write);
+	int r1 = ref_set(c, set1, t1, masked, write), r2 = ref_set(c, set2, t2, masked, write);
+	return r1 == 2 || r2 == 2 ? 2 : r1 || r2;
+}
+
+static void ref_observe(struct ref_cache *c, uint64_t a)
+{
+	uint32_t st = (uint32_t)(a >> 12) % 8, block = (uint32_t)(a >> c->line_bits);
+	uint64_t line = 1ull << c->line_bits;
+	if (block == c->last[st])
+		return;
+	if (c->seq[st] == 0) {
+		if (c->last[st] + 1 == block)
+			c->seq[st]++;
+		else if (c->last[st] - 1 == block)
+			c->seq[st]--;
+	} else if (c->seq[st] > 0) {
+		if (c->last[st] + 1 == block) {
+			if (++c->seq[st] >= 2)
+				ref_access(c, a + 5 * line, 1, 0, 0);
+		} else {
+			c->seq[st] = 0;
+		}
+	} else {
+		if (c->last[st] - 1 == block) {
+			if (--c->seq[st] <= -2)
+				ref_access(c, a - 5 * line, 1, 0, 0);
+		} else {
+			c->seq[st] = 0;
+		}
+	}
+	c->last[st] = block;
+}
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next_random(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* Random references (runs up and down pages, repeats, writes, straddles)
+   to caches of 1 to 8 sets and 1 to 8 ways, every combination of
+   write-back and prefetch (Callgrind's tags when both are on): every
+   outcome equals the independent model's. */
+static void random_against_callgrind_model(void)
+{
+	unsigned mismatches = 0, dirty_seen = 0;
+	for (int round = 0; round < 400; round++) {
+		uint32_t sets = 1u << (next_random() % 4), assoc = 1 + (uint32_t)(next_random() % 8);
+		uint32_t line = 16u << (next_random() % 3);
+		int wb = (int)(next_random() & 1), pf = (int)(next_random() & 1);
+		struct level L = make(sets * assoc * line, assoc, line, wb,
+				      pf ? LEVEL_PREFETCH_CALLGRIND : LEVEL_PREFETCH_NONE, wb && pf);
+		struct ref_cache c = { calloc((size_t)sets * assoc, sizeof(uint64_t)), sets, assoc,
+				       (uint32_t)__builtin_ctz(line), 0, wb, pf, { 0 }, { 0 } };
+		c.tag_shift = c.line_bits + (uint32_t)__builtin_ctz(sets);
+		uint64_t a = 0x40000 + (next_random() % 64) * line;
+		for (int k = 0; k < 2000; k++) {
+			uint64_t r = next_random();
+			if (r % 8 == 0)
+				a = 0x40000 + (next_random() % 256) * line + (next_random() % line);
+			else if (r % 8 < 4)
+				a += line;
+			else if (r % 8 < 6)
+				a -= line;
+			uint8_t size = (uint8_t)(1u << (next_random() % 4));
+			int write = (int)(next_random() % 3 == 0), observed = (int)(next_random() % 4 != 0);
+			unsigned flags = (write ? LEVEL_WRITE : 0) | (observed ? LEVEL_OBSERVED : 0);
+			if (pf && observed)
+				ref_observe(&c, a);
+			int expected = ref_access(&c, a, size, wb, write);
+			int got = one(&L, a, size, flags);
+			mismatches += got != expected;
+			dirty_seen += expected == 2;
+		}
+		free(c.tags);
+		level_free(&L);
+	}
+	CHECK_EQ(mismatches, 0);
+	CHECK(dirty_seen > 0);
+}
+
+/* Callgrind's prefetch tags can make twins: the word a prefetch of
+   0x40000 installs (0x40000 >> 6 = 0x1000) is the tag a demand reference
+   to 0x1000 compares with, beside the dirty 0x1001 a write left.  A
+   lookup takes the most recently used twin, as Callgrind's search, most
+   recently used first, does; which one it takes decides when the dirty
+   line is evicted. */
+static void twins(void)
+{
+	struct level L = make(8 * 64, 8, 64, 1, LEVEL_PREFETCH_CALLGRIND, 1);
+	struct ref_cache c = { calloc(8, sizeof(uint64_t)), 1, 8, 6, 6, 1, 1, { 0 }, { 0 } };
+	static const struct { uint64_t addr; unsigned flags; } seq[] = {
+		{ 0x1000, LEVEL_WRITE }, { 0x3fe40, LEVEL_OBSERVED }, { 0x3fe80, LEVEL_OBSERVED },
+		{ 0x3fec0, LEVEL_OBSERVED }, { 0x1000, 0 }, { 0x5000, 0 }, { 0x6000, 0 },
+		{ 0x7000, 0 }, { 0x8000, 0 }, { 0x9000, 0 }, { 0xa000, 0 }, { 0xb000, 0 },
+		{ 0xc000, 0 }, { 0xd000, 0 },
+	};
+	unsigned mismatches = 0, dirty = 0;
+	for (size_t k = 0; k < sizeof(seq) / sizeof(seq[0]); k++) {
+		if (seq[k].flags & LEVEL_OBSERVED)
+			ref_observe(&c, seq[k].addr);
+		int expected = ref_access(&c, seq[k].addr, 4, 1, seq[k].flags & LEVEL_WRITE);
+		mismatches += one(&L, seq[k].addr, 4, seq[k].flags) != expected;
+		dirty += expected == 2;
+	}
+	CHECK_EQ(mismatches, 0);
+	CHECK_EQ(dirty, 1);
+	free(c.tags);
+	level_free(&L);
+}
+
+static void checks(void)
+{
+	struct level_config c = { 4096, 4, 64, LEVEL_LRU, LEVEL_PREFETCH_NONE, 0, 0, 0 };
+	CHECK(level_check(&c) == NULL);
+	c.size = 4096 * 3;
+	CHECK(level_check(&c) != NULL);	/* 48 sets */
+	c.size = 4096;
+	c.line = 8;
+	CHECK(level_check(&c) != NULL);
+	c.line = 64;
+	c.assoc = 70000;
+	CHECK(level_check(&c) != NULL);
+	c.assoc = 4;
+	c.replacement = LEVEL_N_REPLACEMENTS;
+	CHECK(level_check(&c) != NULL);
+}
+
+int main(void)
+{
+	PLAN(9);
+	RUN(dirty_evictions);
+	RUN(straddles);
+	RUN(no_write_allocate);
+	RUN(prefetch_hits_and_evicts_dirty);
+	RUN(callgrind_prefetch_tags);
+	RUN(clear);
+	RUN(random_against_callgrind_model);
+	RUN(twins);
+	RUN(checks);
+	return CHECK_DONE();
+}
