@@ -47,6 +47,10 @@ const char usage_callgrind[] =
 	"  (<fn> patterns may use * and ?; each option may be given several times.)\n"
 	"  --cache-sim=no|yes         simulate I1, D1 and LL [no]\n"
 	"  --branch-sim=no|yes        simulate branch prediction [no]\n"
+	"  --simulate-wb=no|yes       count LL misses that evict a dirty line\n"
+	"                             (ILdmr DLdmr DLdmw): LL is write-back [no]\n"
+	"  --simulate-hwpref=no|yes   simulate Callgrind's LL stream prefetcher [no]\n"
+	"                             (either turns cache simulation on, as in Callgrind)\n"
 	"  --I1=<size>,<assoc>,<line_size>  set I1 cache manually (and --cache-sim=yes)\n"
 	"  --D1=<size>,<assoc>,<line_size>  set D1 cache manually (and --cache-sim=yes)\n"
 	"  --LL=<size>,<assoc>,<line_size>  set LL cache manually (and --cache-sim=yes)\n"
@@ -82,7 +86,7 @@ enum {
 	OPT_COMBINE_DUMPS, OPT_COLLECT_JUMPS, OPT_COLLECT_ATSTART, OPT_INSTR_ATSTART, OPT_TOGGLE_COLLECT,
 	OPT_DUMP_BEFORE, OPT_DUMP_AFTER, OPT_ZERO_BEFORE, OPT_FN_SKIP, OPT_SEPARATE_RECS,
 	OPT_SEPARATE_CALLERS, OPT_SKIP_PLT, OPT_SKIP_DIRECT_REC, OPT_CACHE_SIM, OPT_BRANCH_SIM,
-	OPT_CACHE, OPT_BUILD_ID_DIR, OPT_ARCHIVE, OPT_THREADS,
+	OPT_CACHE, OPT_BUILD_ID_DIR, OPT_ARCHIVE, OPT_THREADS, OPT_SIMULATE_WB, OPT_SIMULATE_HWPREF,
 };
 
 /* A list of patterns, NULL-ended. */
@@ -262,6 +266,8 @@ int cmd_simulate_callgrind(int argc, char **argv)
 		{ "skip-plt", required_argument, NULL, OPT_SKIP_PLT },
 		{ "skip-direct-rec", required_argument, NULL, OPT_SKIP_DIRECT_REC },
 		{ "cache-sim", required_argument, NULL, OPT_CACHE_SIM },
+		{ "simulate-wb", required_argument, NULL, OPT_SIMULATE_WB },
+		{ "simulate-hwpref", required_argument, NULL, OPT_SIMULATE_HWPREF },
 		{ "branch-sim", required_argument, NULL, OPT_BRANCH_SIM },
 		{ "I1", required_argument, NULL, OPT_CACHE },
 		{ "D1", required_argument, NULL, OPT_CACHE },
@@ -309,6 +315,9 @@ int cmd_simulate_callgrind(int argc, char **argv)
 		case OPT_SKIP_DIRECT_REC: flag = &o.skip_direct_rec; break;
 		case OPT_CACHE_SIM: flag = &cache_sim; break;
 		case OPT_BRANCH_SIM: flag = &branch_sim; break;
+		/* Callgrind: any cache simulator option turns cache simulation on */
+		case OPT_SIMULATE_WB: flag = &o.model.write_back; cache_sim = 1; break;
+		case OPT_SIMULATE_HWPREF: flag = &o.model.prefetch; cache_sim = 1; break;
 		case OPT_TOGGLE_COLLECT:
 			/* Callgrind: it turns collection off at the start, as it is
 			   parsed (a later --collect-atstart wins) */
@@ -443,6 +452,12 @@ int cmd_simulate_callgrind(int argc, char **argv)
 			}
 			cgt_cache_describe(cc, desc[k], sizeof(desc[k]));
 			ds.wo.cache_desc[k] = desc[k];
+		}
+		const char *no_model = cgt_cache_model_check(&o.model, &o.caches);
+		if (no_model != NULL) {
+			fprintf(stderr, "cgtrace: %s\n", no_model);
+			status = 2;
+			goto out;
 		}
 	}
 	ds.named = out_tmpl != NULL;

@@ -31,6 +31,7 @@
 #include "block_program.h"
 #include "branch_model.h"
 #include "cache_model.h"
+#include "level.h"
 #include "ll_model.h"
 #include "sim.h"
 
@@ -177,6 +178,7 @@ struct replay {
 	unsigned n_ev;
 	/* the events' columns (-1: not counted) */
 	int ev_dr, ev_dw, ev_i1mr, ev_d1mr, ev_d1mw, ev_ilmr, ev_dlmr, ev_dlmw, ev_bc, ev_bcm, ev_bi, ev_bim;
+	int ev_ildmr, ev_dldmr, ev_dldmw;	/* with write-back */
 	int charged;		/* events are charged as they happen (cache or branch simulation) */
 	struct vec mappings;	/* struct cgt_mapping: the module map, as handed over */
 	uint32_t map_epoch;	/* the module map's, at the point of the stream replayed */
@@ -1221,10 +1223,13 @@ static unsigned groups_of(const struct replay *r, const struct cgt_block *blk, u
 static int misplaced_slot(const struct replay *r, const struct cgt_block *blk, uint32_t n_insns,
 			  uint32_t insn, int group, int k, uint32_t *to_insn, int *column)
 {
-	static const unsigned size[N_GROUPS] = { 3, 3, 3, 2, 2 };
-	const int cols[N_GROUPS][3] = {
-		{ 0, r->ev_i1mr, r->ev_ilmr }, { r->ev_dr, r->ev_d1mr, r->ev_dlmr },
-		{ r->ev_dw, r->ev_d1mw, r->ev_dlmw }, { r->ev_bc, r->ev_bcm, -1 }, { r->ev_bi, r->ev_bim, -1 },
+	/* with write-back, the cache groups have a fourth event, the dirty miss */
+	const unsigned cache_group = r->ev_dldmr >= 0 ? 4 : 3;
+	const unsigned size[N_GROUPS] = { cache_group, cache_group, cache_group, 2, 2 };
+	const int cols[N_GROUPS][4] = {
+		{ 0, r->ev_i1mr, r->ev_ilmr, r->ev_ildmr }, { r->ev_dr, r->ev_d1mr, r->ev_dlmr, r->ev_dldmr },
+		{ r->ev_dw, r->ev_d1mw, r->ev_dlmw, r->ev_dldmw }, { r->ev_bc, r->ev_bcm, -1, -1 },
+		{ r->ev_bi, r->ev_bim, -1, -1 },
 	};
 	unsigned m = groups_of(r, blk, insn), slot = 0;
 	for (int g = 0; g < group; g++)
@@ -1328,8 +1333,8 @@ static void charge_data(struct replay *r, struct exec_state *s, const struct bb 
 		return;
 	int write = op->kind != CGT_OP_READ && op->kind != CGT_OP_READ_GUARDED;
 	int guarded = cgt_op_is_guarded(op->kind);
-	int ev[3] = { write ? r->ev_dw : r->ev_dr, write ? r->ev_d1mw : r->ev_d1mr,
-		      write ? r->ev_dlmw : r->ev_dlmr };
+	int ev[4] = { write ? r->ev_dw : r->ev_dr, write ? r->ev_d1mw : r->ev_d1mr,
+		      write ? r->ev_dlmw : r->ev_dlmr, write ? r->ev_dldmw : r->ev_dldmr };
 	int group = write ? G_DW : G_DR;
 	int misplaced = guarded && !skipped && !(groups_of(r, blk, op->insn) & (1u << group));
 	uint64_t *self = skipped ? skip_cost : costs + (size_t)op->insn * r->n_ev;
@@ -1345,8 +1350,9 @@ static void charge_data(struct replay *r, struct exec_state *s, const struct bb 
 }
 
 /* An execution's events, as the producer found them (struct chunk): op
-   << 2 | level, level the cache level that missed (1 L1, 2 LL too; 0: a
-   guarded access that hit) or 1 for a mispredicted branch. */
+   << 2 | level, level the cache level that missed (1 L1, 2 LL too, 3 LL
+   too and the fill evicted a dirty line; 0: a guarded access that hit) or
+   1 for a mispredicted branch. */
 #define CHARGE_OP(charge) ((charge) >> 2)
 #define CHARGE_LEVEL(charge) ((charge) & 3)
 
@@ -1393,11 +1399,12 @@ static void charge_exec(struct replay *r, struct thread *t, uint32_t c, const st
 	for (uint32_t k = 0; k < n_charges; k++) {
 		const struct cgt_op *op = &blk->ops[CHARGE_OP(charges[k])];
 		unsigned level = CHARGE_LEVEL(charges[k]);
-		int ev[2] = { -1, -1 };
+		int ev[3] = { -1, -1, -1 };
 		switch (op->kind) {
 		case CGT_OP_INSN:
 			ev[0] = r->ev_i1mr;
 			ev[1] = level > 1 ? r->ev_ilmr : -1;
+			ev[2] = level > 2 ? r->ev_ildmr : -1;
 			break;
 		case CGT_OP_COND:
 		case CGT_OP_COND_INV:
@@ -1415,7 +1422,7 @@ static void charge_exec(struct replay *r, struct thread *t, uint32_t c, const st
 		if (op->insn >= bb->n_insns)
 			continue;
 		uint64_t *self = skipped ? skip_cost : costs + (size_t)op->insn * r->n_ev;
-		for (int i = 0; i < 2 && ev[i] >= 0; i++) {
+		for (int i = 0; i < 3 && ev[i] >= 0; i++) {
 			s->cost[ev[i]]++;
 			self[ev[i]]++;
 		}
@@ -1951,6 +1958,8 @@ struct l1_ref {
 	uint32_t op;
 	uint8_t size;
 	uint8_t missed;		/* L1 missed: LL is looked up */
+	uint8_t write;		/* with write-back: a write, which LL takes even if L1 hit */
+	uint8_t guarded;	/* charged even if L1 hit */
 };
 
 /* What the producer keeps of a trace block, from its first execution
@@ -1972,6 +1981,13 @@ struct producer {
 	uint32_t mappings_epoch;	/* that of the module map last handed over */
 	struct cache_model cache[2];	/* I1, D1 */
 	struct ll_model LL;
+	/* Instead of LL, with Callgrind's write-back or prefetch simulation:
+	   the general model's level, with its bunch (room for max_refs). */
+	struct level LL_general;
+	int general;
+	struct level_ref *ll_refs;
+	uint8_t *ll_outcomes;
+	size_t cap_ll_refs, cap_ll_outcomes;
 	struct branch_model *predictor;
 	uint32_t min_line;
 	struct vec blocks;	/* struct producer_block, by trace block id */
@@ -2018,8 +2034,11 @@ static struct block_program *compile(struct producer *p, const struct cgt_block 
 	const int inverted = last_branch_inverted(blk);
 	for (uint32_t k = 0; k < bp->prefixes[0].n_conds; k++)
 		bp->conds[k].inverted = inverted && bp->conds[k].op == last_exit_op;
-	if (bp->max_refs > p->cap_misses &&
-	    cgt_array_grow(&p->misses, &p->cap_misses, 0, bp->max_refs, sizeof(*p->misses)) < 0) {
+	if ((bp->max_refs > p->cap_misses &&
+	     cgt_array_grow(&p->misses, &p->cap_misses, 0, bp->max_refs, sizeof(*p->misses)) < 0) ||
+	    (p->general && bp->max_refs > p->cap_ll_refs &&
+	     (cgt_array_grow(&p->ll_refs, &p->cap_ll_refs, 0, bp->max_refs, sizeof(*p->ll_refs)) < 0 ||
+	      cgt_array_grow(&p->ll_outcomes, &p->cap_ll_outcomes, 0, bp->max_refs, 1) < 0))) {
 		free(bp);
 		return NULL;
 	}
@@ -2034,11 +2053,77 @@ static struct block_program *compile(struct producer *p, const struct cgt_block 
 struct models {
 	struct cache_model I1, D1;
 	struct ll_model *LL;
+	struct producer *general;	/* LL is the producer's LL_general instead */
 	struct branch_model *predictor;
 	uint64_t history;
 	struct l1_ref *misses;	/* room for a program's max_refs */
 	int cache_sim, branch_sim;
 };
+
+/* The LL charge of a reference that missed L1: 1 if LL hit, 2 if it
+   missed, 3 if that miss evicted a dirty line. */
+static const uint8_t ll_charge_level[3] = { [LEVEL_HIT] = 1, [LEVEL_MISS] = 2,
+					    [LEVEL_MISS_DIRTY] = 3 };
+
+/*
+ * simulate_exec's cache references with Callgrind's write-back or prefetch
+ * simulation (callgrind/sim.c, cachesim_D1_Write, prefetch_*): the L1s as
+ * without them, LL the general model's level.  Its bunch holds, in program
+ * order, the L1 misses and, with write-back, every write (a write-through
+ * L1 passes a hit on to dirty LL's line, its outcome unused); the
+ * prefetcher observes the misses and, with write-back, every write.  An
+ * L1 miss's charge says what LL did; a guarded access that hit L1 is
+ * charged at level 0.
+ */
+static __attribute__((noinline)) uint32_t
+simulate_refs_general(struct models *md, const struct cgt_exec *x, const struct block_program *bp,
+		      uint32_t *out)
+{
+	struct producer *p = md->general;
+	const struct prefix_plan *plan = &bp->prefixes[x->exit];
+	const uint64_t *v = x->values;
+	const int write_back = p->o->model.write_back, prefetch = p->o->model.prefetch;
+	struct l1_ref *m = md->misses;
+	uint32_t n = 0;
+	for (uint32_t f = 0; f < plan->n_fetches; f++) {
+		const struct fetch_step *fs = &bp->fetches[f];
+		if (md->I1.tags[fs->set_at] != fs->line && cache_ref_is_miss(&md->I1, fs->addr, fs->len))
+			m[n++] = (struct l1_ref){ fs->addr, fs->op, fs->len, 1, 0, 0 };
+	}
+	const uint32_t n_fetch = n;
+	for (uint32_t j = 0; j < plan->n_data; j++) {
+		if (v[j] == CGT_NO_ACCESS)
+			continue;
+		uint8_t kind = x->block->ops[bp->data_ops[j]].kind;
+		int write = kind != CGT_OP_READ && kind != CGT_OP_READ_GUARDED;
+		int guarded = bp->n_guarded && bp->data_guarded[j];
+		int hit = !cache_ref_is_miss(&md->D1, v[j], bp->data_sizes[j]);
+		if (!hit || guarded || (write && write_back))
+			m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], bp->data_sizes[j], (uint8_t)!hit,
+						  (uint8_t)write, (uint8_t)guarded };
+	}
+	/* LL's bunch, in program order: the fetch misses and data merged */
+	uint32_t n_ll = 0;
+	for (uint32_t i = 0, j = n_fetch; i < n_fetch || j < n;) {
+		const struct l1_ref *ref = j == n || (i < n_fetch && m[i].op < m[j].op) ? &m[i++] : &m[j++];
+		int observed = prefetch && (ref->missed || write_back);
+		if (ref->missed || (ref->write && write_back))
+			p->ll_refs[n_ll++] = (struct level_ref){
+				ref->addr, ref->size,
+				(uint8_t)((ref->write ? LEVEL_WRITE : 0) | (observed ? LEVEL_OBSERVED : 0)) };
+	}
+	level_take(&p->LL_general, p->ll_refs, n_ll, p->ll_outcomes);
+	uint32_t n_out = 0, k = 0;
+	for (uint32_t i = 0, j = n_fetch; i < n_fetch || j < n;) {
+		const struct l1_ref *ref = j == n || (i < n_fetch && m[i].op < m[j].op) ? &m[i++] : &m[j++];
+		uint8_t outcome = ref->missed || (ref->write && write_back) ? p->ll_outcomes[k++] : 0;
+		if (ref->missed)
+			out[n_out++] = ref->op << 2 | ll_charge_level[outcome];
+		else if (ref->guarded)
+			out[n_out++] = ref->op << 2;
+	}
+	return n_out;
+}
 
 /*
  * The execution's cache references and branches, simulated as Callgrind
@@ -2055,7 +2140,9 @@ simulate_exec(struct models *md, const struct cgt_exec *x, const struct block_pr
 	const struct prefix_plan *plan = &bp->prefixes[x->exit];
 	const uint64_t *v = x->values;
 	uint32_t n_out = 0;
-	if (md->cache_sim) {
+	if (__builtin_expect(md->general != NULL, 0)) {
+		n_out = simulate_refs_general(md, x, bp, out);
+	} else if (md->cache_sim) {
 		struct l1_ref *m = md->misses;
 		uint32_t n = 0;
 		/* bounds in locals: stores of misses could alias them */
@@ -2063,14 +2150,14 @@ simulate_exec(struct models *md, const struct cgt_exec *x, const struct block_pr
 			const struct fetch_step *fs = &bp->fetches[f];
 			/* the usual case, a hit on the set's most recently used line */
 			if (md->I1.tags[fs->set_at] != fs->line && cache_ref_is_miss(&md->I1, fs->addr, fs->len))
-				m[n++] = (struct l1_ref){ fs->addr, fs->op, fs->len, 1 };
+				m[n++] = (struct l1_ref){ fs->addr, fs->op, fs->len, 1, 0, 0 };
 		}
 		const uint32_t n_fetch = n;
 		if (__builtin_expect(bp->n_guarded == 0, 1)) {
 			const uint8_t *sizes = bp->data_sizes;
 			for (uint32_t j = 0, n_data = plan->n_data; j < n_data; j++)
 				if (__builtin_expect(cache_ref_is_miss(&md->D1, v[j], sizes[j]), 0))
-					m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], sizes[j], 1 };
+					m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], sizes[j], 1, 0, 0 };
 		} else {
 			for (uint32_t j = 0; j < plan->n_data; j++) {
 				if (v[j] == CGT_NO_ACCESS)
@@ -2078,7 +2165,7 @@ simulate_exec(struct models *md, const struct cgt_exec *x, const struct block_pr
 				int hit = !cache_ref_is_miss(&md->D1, v[j], bp->data_sizes[j]);
 				if (!hit || bp->data_guarded[j])
 					m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], bp->data_sizes[j],
-								  (uint8_t)!hit };
+								  (uint8_t)!hit, 0, 1 };
 			}
 		}
 		/* LL in program order: the fetch misses and data references merged */
@@ -2137,11 +2224,23 @@ static int caches_init(struct producer *p)
 		const struct cgt_cache_config *cc = &p->o->caches.level[level[k]];
 		if ((uint32_t)cc->line < p->min_line)
 			p->min_line = (uint32_t)cc->line;
-		if ((k < 2 ? cache_model_init(&p->cache[k], (uint32_t)cc->size, (uint32_t)cc->assoc,
-					      (uint32_t)cc->line)
-			   : ll_model_init(&p->LL, (uint32_t)cc->size, (uint32_t)cc->assoc,
-					   (uint32_t)cc->line)) < 0)
+		if (k < 2) {
+			if (cache_model_init(&p->cache[k], (uint32_t)cc->size, (uint32_t)cc->assoc,
+					     (uint32_t)cc->line) < 0)
+				return -1;
+		} else if (p->general) {
+			const struct cgt_cache_model *m = &p->o->model;
+			struct level_config c = {
+				(uint32_t)cc->size, (uint32_t)cc->assoc, (uint32_t)cc->line, LEVEL_LRU,
+				m->prefetch ? LEVEL_PREFETCH_CALLGRIND : LEVEL_PREFETCH_NONE,
+				(uint8_t)m->write_back, 0, (uint8_t)m->write_back
+			};
+			if (level_init(&p->LL_general, &c) < 0)
+				return -1;
+		} else if (ll_model_init(&p->LL, (uint32_t)cc->size, (uint32_t)cc->assoc,
+					 (uint32_t)cc->line) < 0) {
 			return -1;
+		}
 	}
 	return 0;
 }
@@ -2151,6 +2250,7 @@ static void caches_free(struct producer *p)
 	for (int k = 0; k < 2; k++)
 		cache_model_free(&p->cache[k]);
 	ll_model_free(&p->LL);
+	level_free(&p->LL_general);
 }
 
 /* A mark handed over; CALLGRIND_START/STOP_INSTRUMENTATION seen to here
@@ -2212,6 +2312,7 @@ static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
 		md.I1 = p->cache[CACHE_I1];
 		md.D1 = p->cache[CACHE_D1];
 		md.LL = &p->LL;
+		md.general = p->general ? p : NULL;
 		md.misses = p->misses;
 	}
 	if (md.branch_sim) {
@@ -2353,6 +2454,7 @@ static int producer_open(struct producer *p, const struct cgt_callgraph_options 
 	p->map_epoch = 0;
 	p->mappings_epoch = UINT32_MAX;	/* none handed over yet */
 	p->blocks.size = sizeof(struct producer_block);
+	p->general = o->cache_sim && (o->model.write_back || o->model.prefetch);
 	if (o->cache_sim) {
 		if (caches_init(p) < 0)
 			return cgt_fail(e, cgt_err_nomem, "out of memory");
@@ -2374,6 +2476,8 @@ static void producer_close(struct producer *p)
 		free(AT(p->blocks, struct producer_block, i).program);
 	free(p->blocks.v);
 	free(p->misses);
+	free(p->ll_refs);
+	free(p->ll_outcomes);
 }
 
 /* The producer's thread: chunks in order, each once the replay is done
@@ -2625,7 +2729,8 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 	struct producer p;
 	int rc;
 	e->status = 0;
-	cgt_event_set_init_callgrind(&r.events, o->cache_sim, o->branch_sim);
+	cgt_event_set_init_callgrind(&r.events, o->cache_sim, o->branch_sim,
+				     o->cache_sim && o->model.write_back);
 	r.n_ev = r.events.n;
 	r.charged = o->cache_sim || o->branch_sim;
 	r.ev_dr = cgt_event_set_find(&r.events, CGT_ACCESS_READ, CGT_EVENT_EXECUTED);
@@ -2640,6 +2745,9 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 	r.ev_bcm = cgt_event_set_find(&r.events, CGT_ACCESS_COND, CGT_EVENT_MISPREDICT);
 	r.ev_bi = cgt_event_set_find(&r.events, CGT_ACCESS_INDIRECT, CGT_EVENT_EXECUTED);
 	r.ev_bim = cgt_event_set_find(&r.events, CGT_ACCESS_INDIRECT, CGT_EVENT_MISPREDICT);
+	r.ev_ildmr = cgt_event_set_find(&r.events, CGT_ACCESS_FETCH, CGT_EVENT_DIRTY_MISS);
+	r.ev_dldmr = cgt_event_set_find(&r.events, CGT_ACCESS_READ, CGT_EVENT_DIRTY_MISS);
+	r.ev_dldmw = cgt_event_set_find(&r.events, CGT_ACCESS_WRITE, CGT_EVENT_DIRTY_MISS);
 	if ((rc = producer_open(&p, o, d, e)) < 0)
 		goto out;
 	/* offset 0 of the pools means "none" */

@@ -48,7 +48,16 @@ static void add_branches(struct cgt_event_set *es)
 	add(es, "Bim", CGT_ACCESS_INDIRECT, CGT_EVENT_MISPREDICT);
 }
 
-void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int branch_sim)
+/* Callgrind's dirty-miss events, in its order. */
+static void add_dirty_misses(struct cgt_event_set *es)
+{
+	add(es, "ILdmr", CGT_ACCESS_FETCH, CGT_EVENT_DIRTY_MISS);
+	add(es, "DLdmr", CGT_ACCESS_READ, CGT_EVENT_DIRTY_MISS);
+	add(es, "DLdmw", CGT_ACCESS_WRITE, CGT_EVENT_DIRTY_MISS);
+}
+
+void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int branch_sim,
+			int write_back)
 {
 	memset(es, 0, sizeof(*es));
 	add_group(es, "I", "r", CGT_ACCESS_FETCH, CGT_LEVEL_I1, cache_sim, has_L2);
@@ -58,9 +67,12 @@ void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int
 	}
 	if (branch_sim)
 		add_branches(es);
+	if (cache_sim && write_back)
+		add_dirty_misses(es);
 }
 
-void cgt_event_set_init_callgrind(struct cgt_event_set *es, int cache_sim, int branch_sim)
+void cgt_event_set_init_callgrind(struct cgt_event_set *es, int cache_sim, int branch_sim,
+				  int write_back)
 {
 	memset(es, 0, sizeof(*es));
 	add(es, "Ir", CGT_ACCESS_FETCH, CGT_EVENT_EXECUTED);
@@ -73,6 +85,8 @@ void cgt_event_set_init_callgrind(struct cgt_event_set *es, int cache_sim, int b
 		add(es, "ILmr", CGT_ACCESS_FETCH, CGT_LEVEL_LL);
 		add(es, "DLmr", CGT_ACCESS_READ, CGT_LEVEL_LL);
 		add(es, "DLmw", CGT_ACCESS_WRITE, CGT_LEVEL_LL);
+		if (write_back)
+			add_dirty_misses(es);
 	}
 	if (branch_sim)
 		add_branches(es);

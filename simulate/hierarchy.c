@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "level.h"
 #include "sim.h"
 
 const char *cgt_hierarchy_check(const struct cgt_hierarchy *h, char *buf, size_t n)
@@ -50,6 +51,22 @@ const char *cgt_hierarchy_check(const struct cgt_hierarchy *h, char *buf, size_t
 			return buf;
 		}
 	}
+	return NULL;
+}
+
+const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct cgt_hierarchy *h)
+{
+	if (!m->write_back && !m->prefetch)
+		return NULL;
+	if (h->level[CGT_LEVEL_L2].size != 0)
+		return m->write_back ? "--simulate-wb=yes models Callgrind's I1, D1 and LL: not with --L2"
+				     : "--simulate-hwpref=yes models Callgrind's I1, D1 and LL: not with --L2";
+	const struct cgt_cache_config *ll = &h->level[CGT_LEVEL_LL];
+	struct level_config c = { (uint32_t)ll->size, (uint32_t)ll->assoc, (uint32_t)ll->line,
+				  LEVEL_LRU, LEVEL_PREFETCH_NONE, 0, 0, 0 };
+	if (level_check(&c) != NULL)
+		return m->write_back ? "--simulate-wb=yes: LL has more ways than it can simulate"
+				     : "--simulate-hwpref=yes: LL has more ways than it can simulate";
 	return NULL;
 }
 

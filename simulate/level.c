@@ -49,8 +49,9 @@ int level_init(struct level *L, const struct level_config *c)
 	L->assoc = c->assoc;
 	L->sets_mask = sets - 1;
 	L->line_bits = (uint32_t)__builtin_ctz(c->line);
-	L->tag_shift = L->line_bits + (uint32_t)__builtin_ctzll(sets);
-	L->tag_mask = ~(((uint64_t)1 << L->tag_shift) - 1);
+	/* sets x line fits 31 bits: the shift is under 32 */
+	uint32_t tag_shift = L->line_bits + (uint32_t)__builtin_ctzll(sets);
+	L->callgrind_tag_mask = (uint32_t)~((1u << tag_shift) - 1);
 	L->take = policies[c->replacement]->take[c->prefetcher];
 	L->words = malloc(sets * c->assoc * sizeof(*L->words));
 	L->state = malloc(sets * c->assoc * sizeof(*L->state));

@@ -15,19 +15,28 @@
  * compiled for its policy and prefetcher, chosen once when it is made
  * (level.c's table): no function pointer is called per reference.
  *
- * Tags are kept as Callgrind's write-back model keeps them
- * (callgrind/sim.c, cachesim_ref_wb): the address with its set and
- * offset bits cleared, every way starting at tag 0 (so, as in Callgrind,
- * the lowest line of each set "hits" in a cold cache), flags in the low
- * bits.  A reference that straddles two lines looks both up and counts as
- * one: a dirty miss if either line's was, else a miss if either missed.
+ * A way's word is its line's tag shifted left by one, its dirty flag in
+ * bit 0: the tag is the line's number (Cachegrind's: every way starts as
+ * line 0, which only set 0 can hold).  A reference that straddles two
+ * lines looks both up and counts as one: a dirty miss if either line's
+ * was, else a miss if either missed.
+ *
+ * Callgrind 3.19's write-back model keeps tags otherwise, and a level
+ * that is to count as it does takes its form (callgrind_write_back):
+ * the address's low 32 bits with the set and offset bits cleared (its
+ * tag_mask is an unsigned int), so lines 4 GiB apart are one line to it,
+ * every way starts as tag 0 (in every set), two lines are told apart for
+ * straddling by their sets, and a prefetch installs the bare line number
+ * (cachesim_ref's tag), compared whole (so, as there, a prefetched line
+ * seldom serves a demand reference, and bit 0 of its number reads as
+ * dirty when one evicts it).
  */
 #ifndef CGTRACE_LEVEL_H
 #define CGTRACE_LEVEL_H
 
 #include <stdint.h>
 
-/* A line's flags, in the low bits of its word (a line is 16 bytes or more). */
+/* A line's flag, bit 0 of its word. */
 #define LEVEL_DIRTY 1u
 
 /* A reference: read or write, and whether the level's prefetcher sees it
@@ -65,13 +74,9 @@ struct level_config {
 	uint8_t prefetcher;		/* enum level_prefetcher */
 	uint8_t write_back;		/* a write makes its line dirty; evicting one is a dirty miss */
 	uint8_t no_write_allocate;	/* a write that misses does not fill */
-	/* Callgrind 3.19 looks a prefetch up with cachesim_ref, whose tag is
-	   the address shifted right, where its write-back lookups compare the
-	   address masked (cachesim_ref_wb): with both options on, a
-	   prefetched line never serves a demand reference, and the low bit
-	   of its shifted tag reads as dirty when it is evicted.  Set with
-	   write_back and the Callgrind prefetcher to count as Callgrind does. */
-	uint8_t callgrind_prefetch_tags;
+	/* with write_back: Callgrind 3.19's tags (see above), to count as it
+	   does */
+	uint8_t callgrind_write_back;
 };
 
 struct level_stream_prefetcher {
@@ -88,8 +93,8 @@ struct level {
 	uint64_t *words;	/* [sets][assoc]: tag | flags */
 	uint16_t *state;	/* [sets][assoc]: the policy's (LRU: ages, 0 the youngest) */
 	uint64_t sets_mask;
-	uint64_t tag_mask;	/* clears the set and offset bits */
-	uint32_t assoc, line_bits, tag_shift;
+	uint64_t callgrind_tag_mask;	/* Callgrind's tag_mask, 32 bits */
+	uint32_t assoc, line_bits;
 	level_take_fn *take;	/* the loop for the policy and prefetcher */
 	struct level_stream_prefetcher stream;
 	uint64_t prefetches_up, prefetches_down;	/* issued, for -v */

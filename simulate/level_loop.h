@@ -79,41 +79,53 @@ level_set_ref(struct level *L, uint64_t set, uint64_t key, int write, const stru
 	return evicted_dirty ? LEVEL_MISS_DIRTY : LEVEL_MISS;
 }
 
-/* One reference: both lines of a straddling one, as Callgrind tells them
-   apart (by set: in a cache of one set a straddle is one lookup). */
+/* One reference: both lines of a straddling one.  (Callgrind's write-back
+   tags tell the two apart by set: in a cache of one set, a straddle is
+   one lookup there.) */
 static inline __attribute__((always_inline)) enum level_outcome
 level_ref(struct level *L, uint64_t addr, uint32_t size, int write, const struct level_hooks *h)
 {
-	uint64_t set1 = (addr >> L->line_bits) & L->sets_mask;
-	uint64_t set2 = ((addr + size - 1) >> L->line_bits) & L->sets_mask;
+	const uint64_t last = addr + size - 1;
+	enum level_outcome r1, r2;
 
-	if (set1 == set2)
-		return level_set_ref(L, set1, addr & L->tag_mask, write, h);
-	enum level_outcome r1 = level_set_ref(L, set1, addr & L->tag_mask, write, h);
-	enum level_outcome r2 = level_set_ref(L, set2, (addr + size - 1) & L->tag_mask, write, h);
+	if (L->config.callgrind_write_back) {
+		uint64_t set1 = (addr >> L->line_bits) & L->sets_mask;
+		uint64_t set2 = (last >> L->line_bits) & L->sets_mask;
+		if (set1 == set2)
+			return level_set_ref(L, set1, addr & L->callgrind_tag_mask, write, h);
+		r1 = level_set_ref(L, set1, addr & L->callgrind_tag_mask, write, h);
+		r2 = level_set_ref(L, set2, last & L->callgrind_tag_mask, write, h);
+	} else {
+		uint64_t line1 = addr >> L->line_bits, line2 = last >> L->line_bits;
+		if (line1 == line2)
+			return level_set_ref(L, line1 & L->sets_mask, line1 << 1, write, h);
+		r1 = level_set_ref(L, line1 & L->sets_mask, line1 << 1, write, h);
+		r2 = level_set_ref(L, line2 & L->sets_mask, line2 << 1, write, h);
+	}
 	if (r1 == LEVEL_MISS_DIRTY || r2 == LEVEL_MISS_DIRTY)
 		return LEVEL_MISS_DIRTY;
 	return r1 | r2 ? LEVEL_MISS : LEVEL_HIT;
 }
 
 /* A prefetch of addr's line: looked up as a read, its outcome counted
-   nowhere; or with Callgrind's prefetch tags (see level_config). */
+   nowhere; with Callgrind's write-back tags, its line number installed
+   and compared whole (see level.h). */
 static inline __attribute__((always_inline)) void
 level_prefetch(struct level *L, uint64_t addr, const struct level_hooks *h)
 {
-	if (!L->config.callgrind_prefetch_tags) {
+	if (!L->config.callgrind_write_back) {
 		level_ref(L, addr, 1, 0, h);
 		return;
 	}
 	const uint32_t assoc = L->assoc;
-	uint64_t set = (addr >> L->line_bits) & L->sets_mask;
+	uint64_t line = addr >> L->line_bits;
+	uint64_t set = line & L->sets_mask;
 	uint64_t *words = L->words + set * assoc;
 	uint16_t *state = L->state + set * assoc;
-	uint64_t key = addr >> L->tag_shift;
-	uint32_t way = level_find(words, state, assoc, key, 1, h);
+	uint32_t way = level_find(words, state, assoc, line, 1, h);
 	if (way == LEVEL_NO_WAY) {
 		way = h->victim(state, assoc);
-		words[way] = key;
+		words[way] = line;
 	}
 	h->touch(state, assoc, way);
 }

@@ -113,6 +113,7 @@ struct cgt_sim {
 	struct cgt_hierarchy *configs;
 	int cache_sim;			/* asked for (o.cache_sim: by this engine) */
 	int instr_at_start;		/* cgt_sim_options' */
+	struct cgt_cache_model model;	/* cgt_sim_options' */
 	/* Cachegrind's instrumentation was off at some time (atomic): blocks
 	   that ran only then are not listed */
 	int instr_off_seen;
@@ -196,6 +197,7 @@ int cgt_sim_open(struct cgt_sim **out, const struct cgt_sim_options *o, uint32_t
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	s->failed_index = UINT64_MAX;
 	s->instr_at_start = o->instr_at_start;
+	s->model = o->model;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	branch_model_init(&s->branches, 1, 0);
@@ -924,7 +926,7 @@ int cgt_sim_profile(const struct cgt_sim *s, unsigned config, const struct cgt_b
 	if (config < s->n_configs)
 		p->caches = s->configs[config];
 	cgt_event_set_init(&p->events, s->cache_sim, p->caches.level[CGT_LEVEL_L2].size != 0,
-			   s->o.branch_sim);
+			   s->o.branch_sim, s->model.write_back);
 	struct columns col;
 	columns_init(&col, &p->events);
 	const unsigned n_events = p->events.n;

@@ -86,6 +86,9 @@ enum cgt_access { CGT_ACCESS_FETCH, CGT_ACCESS_READ, CGT_ACCESS_WRITE, CGT_ACCES
 #define CGT_MAX_EVENTS 16
 #define CGT_EVENT_EXECUTED (-1)	/* level of an event counting executions */
 #define CGT_EVENT_MISPREDICT (-2)	/* level of a branch event counting mispredicts */
+/* level of an event counting the LL misses whose fill evicted a dirty line
+   (write-back, Callgrind's ILdmr DLdmr DLdmw) */
+#define CGT_EVENT_DIRTY_MISS (-3)
 
 struct cgt_event_def {
 	char name[8];		/* "Ir", "D2mw", ... */
@@ -101,13 +104,17 @@ struct cgt_event_set {
 
 /* Cachegrind's events for these settings (Ir I1mr ILmr Dr D1mr DLmr Dw
    D1mw DLmw, then Bc Bcm Bi Bim), with I2mr, D2mr and D2mw after the
-   level-1 ones when has_L2. */
-void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int branch_sim);
+   level-1 ones when has_L2; with write_back, Callgrind's ILdmr DLdmr
+   DLdmw appended. */
+void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int branch_sim,
+			int write_back);
 
 /* Callgrind's (sim.c CLG_(init_eventsets), in its dump order): Ir, then
-   with cache simulation Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw, then with
-   branch simulation Bc Bcm Bi Bim. */
-void cgt_event_set_init_callgrind(struct cgt_event_set *es, int cache_sim, int branch_sim);
+   with cache simulation Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw, and with
+   write_back ILdmr DLdmr DLdmw, then with branch simulation Bc Bcm Bi
+   Bim. */
+void cgt_event_set_init_callgrind(struct cgt_event_set *es, int cache_sim, int branch_sim,
+				  int write_back);
 
 /* The index of the event that counts this (level: enum cgt_level,
    CGT_EVENT_EXECUTED or CGT_EVENT_MISPREDICT), or -1 if the set has none. */
@@ -153,6 +160,23 @@ struct cgt_code_lookup {
 	void *arg;
 };
 
+/* ---- Cache models ------------------------------------------------------ */
+
+/* What the caches do beyond Cachegrind's model, as Callgrind's options
+   ask (callgrind/sim.c): its L1s are write-through, its LL write-back
+   (--simulate-wb=yes: a miss whose fill evicts a dirty line is counted
+   apart, ILdmr DLdmr DLdmw) and prefetched into by a stream prefetcher
+   (--simulate-hwpref=yes).  Zero: Cachegrind's model. */
+struct cgt_cache_model {
+	int write_back;
+	int prefetch;
+};
+
+/* NULL if the simulator does model m with hierarchy h exactly, else why
+   not, naming the option: write-back and prefetching are Callgrind's, for
+   I1, D1 and LL only (not with --L2). */
+const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct cgt_hierarchy *h);
+
 /* ---- Simulator (sim.c, hier.c) ----------------------------------------- */
 
 struct cgt_sim_options {
@@ -172,6 +196,7 @@ struct cgt_sim_options {
 	   CACHEGRIND_START_INSTRUMENTATION on.  While off, nothing is
 	   simulated or counted (the caches keep their state). */
 	int instr_at_start;
+	struct cgt_cache_model model;	/* every configuration's */
 };
 
 struct cgt_sim;
@@ -364,6 +389,7 @@ struct cgt_cg_profile {
 struct cgt_callgraph_options {
 	int cache_sim, branch_sim;	/* 0, 0 */
 	struct cgt_hierarchy caches;	/* I1, D1, LL (no L2), with cache_sim */
+	struct cgt_cache_model model;	/* Cachegrind's, with cache_sim */
 	int separate_recs;	/* 2 */
 	int separate_callers;	/* 0 */
 	int skip_plt;		/* 1 */

@@ -1,11 +1,12 @@
 /*
  * simulate/level.h: hand-computed sequences (dirty evictions, a prefetch
  * that serves a later reference, a prefetch that evicts a dirty line,
- * Callgrind's prefetch tags, straddles, no write-allocate), and random
+ * Callgrind's write-back tags, straddles, no write-allocate), and random
  * sequences against an independent model of Callgrind 3.19's LL as its
  * sim.c describes it: a set is an array, most recently used first, of
- * tag words; write-back lookups compare the masked address with the
- * dirty bit cleared, prefetches the shifted address exactly.
+ * tag words; plain lookups (cachesim_ref, and prefetches) compare line
+ * numbers, write-back ones (cachesim_ref_wb) the address masked by a
+ * 32-bit tag_mask with the dirty bit cleared.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,11 +15,11 @@
 #include "level.h"
 
 static struct level make(uint32_t size, uint32_t assoc, uint32_t line, int write_back,
-			 int prefetcher, int callgrind_tags)
+			 int prefetcher, int callgrind_write_back)
 {
 	struct level L;
 	struct level_config c = { size, assoc, line, LEVEL_LRU, (uint8_t)prefetcher,
-				  (uint8_t)write_back, 0, (uint8_t)callgrind_tags };
+				  (uint8_t)write_back, 0, (uint8_t)callgrind_write_back };
 	CHECK(level_init(&L, &c) == 0);
 	return L;
 }
@@ -78,6 +79,11 @@ static void straddles(void)
 	L = make(64, 4, 16, 0, LEVEL_PREFETCH_NONE, 0);
 	CHECK_EQ(one(&L, 0x100c, 8, 0), LEVEL_MISS);
 	CHECK_EQ(R(0x1000), LEVEL_HIT);
+	CHECK_EQ(R(0x1010), LEVEL_HIT);
+	level_free(&L);
+	L = make(64, 4, 16, 1, LEVEL_PREFETCH_NONE, 1);
+	CHECK_EQ(one(&L, 0x100c, 8, 0), LEVEL_MISS);
+	CHECK_EQ(R(0x1000), LEVEL_HIT);
 	CHECK_EQ(R(0x1010), LEVEL_MISS);	/* one set: only 0x1000 was looked up */
 	level_free(&L);
 }
@@ -129,10 +135,10 @@ static void prefetch_hits_and_evicts_dirty(void)
 	level_free(&L);
 }
 
-/* Callgrind's prefetch tags: the prefetched line (word 0x101c0 >> 6 =
-   0x407) never serves the demand reference, and its low bit reads as
-   dirty when a demand miss evicts it. */
-static void callgrind_prefetch_tags(void)
+/* Callgrind's write-back tags: the prefetched line (its number, 0x101c0 >>
+   6 = 0x407) does not serve the demand reference, and its low bit reads
+   as dirty when a demand miss evicts it.  Lines 4 GiB apart are one. */
+static void callgrind_write_back_tags(void)
 {
 	struct level L = make(192, 3, 64, 1, LEVEL_PREFETCH_CALLGRIND, 1);
 	CHECK_EQ(W(0x20000), LEVEL_MISS);
@@ -141,6 +147,15 @@ static void callgrind_prefetch_tags(void)
 	CHECK_EQ(OBS(0x10080), LEVEL_MISS);
 	CHECK_EQ(R(0x101c0), LEVEL_MISS);	/* evicts 0x10040 */
 	CHECK_EQ(R(0x30000), LEVEL_MISS_DIRTY);	/* evicts the word 0x407 */
+	CHECK_EQ(R(0x100030000), LEVEL_HIT);
+	level_free(&L);
+	/* and at the start, every set's ways are tag 0 */
+	L = make(1024, 2, 64, 1, LEVEL_PREFETCH_NONE, 1);
+	CHECK_EQ(R(0x100000100), LEVEL_HIT);
+	level_free(&L);
+	L = make(1024, 2, 64, 1, LEVEL_PREFETCH_NONE, 0);
+	CHECK_EQ(R(0x100000100), LEVEL_MISS);
+	CHECK_EQ(R(0), LEVEL_HIT);
 	level_free(&L);
 }
 
@@ -165,14 +180,14 @@ static void clear(void)
 
 struct ref_cache {
 	uint64_t *tags;		/* [sets][assoc], MRU first */
-	uint32_t sets, assoc, line_bits, tag_shift;
+	uint32_t sets, assoc, line_bits, tag_shift;	/* tag_shift: line and set bits */
 	int write_back, prefetch;
 	uint32_t last[8];
 	int32_t seq[8];
 };
 
-/* The Callgrind tag form of a lookup: shifted (plain and prefetch
-   lookups) or masked (write-back). */
+/* One set's lookup: plain (cachesim_setref: the whole word) or
+   write-back (cachesim_setref_wb: the word without its dirty bit). */
 static int ref_set(struct ref_cache *c, uint32_t set, uint64_t tag, int masked, int write)
 {
 	uint64_t *s = c->tags + (uint64_t)set * c->assoc;
@@ -191,16 +206,25 @@ static int ref_set(struct ref_cache *c, uint32_t set, uint64_t tag, int masked, 
 	return masked && (evicted & 1) ? 2 : 1;
 }
 
+/* cachesim_ref (masked 0: line numbers, lines told apart) or
+   cachesim_ref_wb (masked 1: a 32-bit mask, sets told apart). */
 static int ref_access(struct ref_cache *c, uint64_t a, uint32_t size, int masked, int write)
 {
-	uint32_t set1 = (uint32_t)(a >> c->line_bits) & (c->sets - 1);
-	uint32_t set2 = (uint32_t)((a + size - 1) >> c->line_bits) & (c->sets - 1);
-	uint64_t t1 = masked ? a & ~((1ull << c->tag_shift) - 1) : a >> c->tag_shift;
 	uint64_t b = a + size - 1;
-	uint64_t t2 = masked ? b & ~((1ull << c->tag_shift) - 1) : b >> c->tag_shift;
+	if (!masked) {
+		uint64_t l1 = a >> c->line_bits, l2 = b >> c->line_bits;
+		if (l1 == l2)
+			return ref_set(c, (uint32_t)(l1 & (c->sets - 1)), l1, 0, 0);
+		int r1 = ref_set(c, (uint32_t)(l1 & (c->sets - 1)), l1, 0, 0);
+		int r2 = ref_set(c, (uint32_t)(l2 & (c->sets - 1)), l2, 0, 0);
+		return r1 || r2;
+	}
+	uint64_t mask = (uint32_t)~((1u << c->tag_shift) - 1);
+	uint32_t set1 = (uint32_t)(a >> c->line_bits) & (c->sets - 1);
+	uint32_t set2 = (uint32_t)(b >> c->line_bits) & (c->sets - 1);
 	if (set1 == set2)
-		return ref_set(c, set1, t1, masked, write);
-	int r1 = ref_set(c, set1, t1, masked, write), r2 = ref_set(c, set2, t2, masked, write);
+		return ref_set(c, set1, a & mask, 1, write);
+	int r1 = ref_set(c, set1, a & mask, 1, write), r2 = ref_set(c, set2, b & mask, 1, write);
 	return r1 == 2 || r2 == 2 ? 2 : r1 || r2;
 }
 
@@ -242,9 +266,9 @@ static uint64_t next_random(void)
 	return rng;
 }
 
-/* Random references (runs up and down pages, repeats, writes, straddles)
-   to caches of 1 to 8 sets and 1 to 8 ways, every combination of
-   write-back and prefetch (Callgrind's tags when both are on): every
+/* Random references (runs up and down pages, repeats, writes, straddles,
+   lines 4 GiB apart) to caches of 1 to 8 sets and 1 to 8 ways, every
+   combination of write-back (with Callgrind's tags) and prefetch: every
    outcome equals the independent model's. */
 static void random_against_callgrind_model(void)
 {
@@ -254,15 +278,16 @@ static void random_against_callgrind_model(void)
 		uint32_t line = 16u << (next_random() % 3);
 		int wb = (int)(next_random() & 1), pf = (int)(next_random() & 1);
 		struct level L = make(sets * assoc * line, assoc, line, wb,
-				      pf ? LEVEL_PREFETCH_CALLGRIND : LEVEL_PREFETCH_NONE, wb && pf);
+				      pf ? LEVEL_PREFETCH_CALLGRIND : LEVEL_PREFETCH_NONE, wb);
 		struct ref_cache c = { calloc((size_t)sets * assoc, sizeof(uint64_t)), sets, assoc,
 				       (uint32_t)__builtin_ctz(line), 0, wb, pf, { 0 }, { 0 } };
 		c.tag_shift = c.line_bits + (uint32_t)__builtin_ctz(sets);
 		uint64_t a = 0x40000 + (next_random() % 64) * line;
 		for (int k = 0; k < 2000; k++) {
 			uint64_t r = next_random();
-			if (r % 8 == 0)
-				a = 0x40000 + (next_random() % 256) * line + (next_random() % line);
+			if (r % 8 == 0)	/* now and then 4 GiB up: one line to Callgrind's wb */
+				a = (next_random() % 2) << 32 | (0x40000 + (next_random() % 256) * line +
+								 (next_random() % line));
 			else if (r % 8 < 4)
 				a += line;
 			else if (r % 8 < 6)
@@ -284,9 +309,9 @@ static void random_against_callgrind_model(void)
 	CHECK(dirty_seen > 0);
 }
 
-/* Callgrind's prefetch tags can make twins: the word a prefetch of
-   0x40000 installs (0x40000 >> 6 = 0x1000) is the tag a demand reference
-   to 0x1000 compares with, beside the dirty 0x1001 a write left.  A
+/* Callgrind's write-back tags can make twins: the word a prefetch of
+   0x40000 installs (its line, 0x40000 >> 6 = 0x1000) is the tag a demand
+   reference to 0x1000 compares with, beside the dirty 0x1001 a write left.  A
    lookup takes the most recently used twin, as Callgrind's search, most
    recently used first, does; which one it takes decides when the dirty
    line is evicted. */
@@ -338,7 +363,7 @@ int main(void)
 	RUN(straddles);
 	RUN(no_write_allocate);
 	RUN(prefetch_hits_and_evicts_dirty);
-	RUN(callgrind_prefetch_tags);
+	RUN(callgrind_write_back_tags);
 	RUN(clear);
 	RUN(random_against_callgrind_model);
 	RUN(twins);
