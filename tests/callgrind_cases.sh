@@ -46,7 +46,8 @@ head -n 2000 all-numbers.txt > numbers.txt
 compare_opts() {
 	case "$1,$2" in
 	threads,) echo "--functions=^(main|worker)$" ;;
-	threads,*) echo "--functions=^(main|worker)$ --events=Ir,Dr,Dw,Bc,Bi" ;;
+	threads,*--branch-sim=yes*) echo "--functions=^(main|worker)$ --events=Ir,Dr,Dw,Bc,Bi" ;;
+	threads,*) echo "--functions=^(main|worker)$ --events=Ir,Dr,Dw" ;;
 	esac
 }
 compare_what() {
