@@ -51,6 +51,12 @@ const char usage_simulate[] =
 	"                                   (in Valgrind, --L2 is an old alias of --LL;\n"
 	"                                   here it is the level every CPU now has)\n"
 	"  --caches=host                    the recording host's L1s, L2 and last level\n"
+	"  --simulate-wb=no|yes             Callgrind's write-back LL: count the LL misses\n"
+	"                                   that evict a dirty line (ILdmr DLdmr DLdmw,\n"
+	"                                   after Cachegrind's events) [no]\n"
+	"  --simulate-hwpref=no|yes         Callgrind's LL stream prefetcher [no]\n"
+	"                                   (both as Callgrind models them: write-through\n"
+	"                                   L1s; not with --L2)\n"
 	"  --threads=<n>                    simulate on n threads [the CPUs it may use];\n"
 	"                                   the results do not depend on it (with several\n"
 	"                                   configurations or an L2, and n > 1, one more\n"
@@ -110,7 +116,7 @@ const char usage_simulate[] =
 
 enum { OPT_CACHE_SIM = 256, OPT_BRANCH_SIM, OPT_I1, OPT_D1, OPT_L2, OPT_LL, OPT_OUT, OPT_THREADS,
        OPT_CACHES, OPT_SWEEP_SUMMARY, OPT_PLOT, OPT_BUILD_ID_DIR, OPT_ARCHIVE, OPT_TOOL,
-       OPT_INSTR_AT_START };
+       OPT_INSTR_AT_START, OPT_SIMULATE_WB, OPT_SIMULATE_HWPREF };
 
 /* Cachegrind's handling of a bad --I1/--D1/--LL: its messages, status 1. */
 static int bad_cache_option(const char *name, const char *value, int result,
@@ -369,6 +375,8 @@ int cmd_simulate(int argc, char **argv)
 		{ "archive", required_argument, NULL, OPT_ARCHIVE },
 		{ "tool", required_argument, NULL, OPT_TOOL },
 		{ "instr-at-start", required_argument, NULL, OPT_INSTR_AT_START },
+		{ "simulate-wb", required_argument, NULL, OPT_SIMULATE_WB },
+		{ "simulate-hwpref", required_argument, NULL, OPT_SIMULATE_HWPREF },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -445,6 +453,16 @@ int cmd_simulate(int argc, char **argv)
 				goto free_lists;
 			}
 			break;
+		case OPT_SIMULATE_WB:
+		case OPT_SIMULATE_HWPREF:
+			if (parse_yes_no(optarg, c == OPT_SIMULATE_WB ? &so.model.write_back
+								      : &so.model.prefetch) < 0) {
+				status = usage_error(usage_simulate, "bad --%s '%s' (expected yes or no)",
+						     c == OPT_SIMULATE_WB ? "simulate-wb" : "simulate-hwpref",
+						     optarg);
+				goto free_lists;
+			}
+			break;
 		case OPT_TOOL:
 			if (strcmp(optarg, "cachegrind") != 0) {
 				status = usage_error(usage_simulate,
@@ -509,6 +527,20 @@ int cmd_simulate(int argc, char **argv)
 	n_configs = cgt_sweep_expand(lists, &host_h, &configs, &e);
 	if (n_configs < 0) {
 		report_error(&e);
+		goto out;
+	}
+	for (int k = 0; k < n_configs && so.cache_sim; k++) {
+		const char *no_model = cgt_cache_model_check(&so.model, &configs[k].h);
+		if (no_model != NULL) {
+			fprintf(stderr, "cgtrace: %s\n", no_model);
+			status = 2;
+			goto out;
+		}
+	}
+	if (!so.cache_sim && (so.model.write_back || so.model.prefetch)) {
+		fprintf(stderr, "cgtrace: --simulate-%s=yes models caches: not with --cache-sim=no\n",
+			so.model.write_back ? "wb" : "hwpref");
+		status = 2;
 		goto out;
 	}
 	if (!so.cache_sim && n_configs > 1) {

@@ -34,6 +34,7 @@
 #include "level.h"
 #include "ll_model.h"
 #include "sim.h"
+#include "specialise.h"
 
 #define NONE UINT32_MAX
 
@@ -2454,7 +2455,9 @@ static int producer_open(struct producer *p, const struct cgt_callgraph_options 
 	p->map_epoch = 0;
 	p->mappings_epoch = UINT32_MAX;	/* none handed over yet */
 	p->blocks.size = sizeof(struct producer_block);
-	p->general = o->cache_sim && (o->model.write_back || o->model.prefetch);
+	struct specialisations may;
+	specialisations_choose(&o->model, &may);
+	p->general = o->cache_sim && !may.plain_ll;
 	if (o->cache_sim) {
 		if (caches_init(p) < 0)
 			return cgt_fail(e, cgt_err_nomem, "out of memory");

@@ -24,6 +24,8 @@
 #include "block_program.h"
 #include "cache_model.h"
 #include "hier.h"
+#include "level.h"
+#include "specialise.h"
 
 /* Misses per op, counted by slot (each op of each block compiled gets
    one): pages of counts, allocated where misses happen, so that a count
@@ -82,7 +84,9 @@ struct group;
 struct pending {
 	uint64_t addr, seq;
 	uint32_t slot;
-	uint16_t size, missed_in;
+	uint8_t size;
+	uint8_t write;		/* a write or read-modify-write (general parts read it) */
+	uint16_t missed_in;
 };
 
 /* One cache of a group: its associativity, its place in its group and
@@ -139,6 +143,7 @@ struct ref_step {
 	uint32_t value;		/* data: index in the execution's values */
 	uint8_t size;
 	uint8_t is_fetch;
+	uint8_t write;		/* a write, or read-modify-write */
 };
 
 struct ref_program {
@@ -184,8 +189,28 @@ struct forest {
 	uint32_t *order;		/* those marked, in program order: side << 31 | index */
 };
 
+/* A configuration of a part whose models are not all Cachegrind's (see
+   specialise.h): simulated alone, its L1s as Cachegrind's caches, its LL
+   a level of the general model.  Its misses by slot, for L1 (the level it
+   missed first), LL, and LL misses that evicted a dirty line. */
+enum { GENERAL_L1, GENERAL_LL, GENERAL_LL_DIRTY, GENERAL_COUNTS };
+
+struct general {
+	unsigned config;
+	struct cache_model l1[2];	/* I1, D1 */
+	struct level LL;
+	struct miss_counts misses[GENERAL_COUNTS];
+};
+
 struct part {
 	struct hier *h;
+	/* Not NULL: the part's configurations are general ones, and it has no
+	   groups; with LL's bunch (the L1 misses, and the writes that reach
+	   it, of a bunch of references), their slots and whether L1 missed. */
+	struct general *general;
+	struct level_ref *ll_refs;
+	uint8_t *ll_outcomes, *ll_missed;
+	uint32_t *ll_slots;
 	unsigned *configs;		/* the configurations it owns (global indices) */
 	unsigned n_configs;
 	size_t cap_configs;
@@ -235,6 +260,9 @@ struct bunch {
 struct hier {
 	struct cgt_hierarchy *configs;
 	unsigned n_configs;
+	struct cgt_cache_model model;
+	struct specialisations may;
+	struct general **general_of;	/* by configuration, with general parts */
 	uint32_t min_line;
 	int instrumenting;		/* Cachegrind's instrumentation is on (the decoding thread's) */
 	struct part *parts;
@@ -273,17 +301,21 @@ struct hier {
 };
 
 int hier_open(struct hier **out, const struct cgt_hierarchy *configs, unsigned n_configs,
-	      uint32_t min_line, int instr_at_start, struct cgt_error *e)
+	      uint32_t min_line, int instr_at_start, const struct cgt_cache_model *model,
+	      struct cgt_error *e)
 {
 	struct hier *h = calloc(1, sizeof(*h));
 	*out = NULL;
 	if (h == NULL || (h->configs = malloc(n_configs * sizeof(*configs))) == NULL ||
-	    (h->chain = calloc(n_configs, sizeof(*h->chain))) == NULL) {
+	    (h->chain = calloc(n_configs, sizeof(*h->chain))) == NULL ||
+	    (h->general_of = calloc(n_configs, sizeof(*h->general_of))) == NULL) {
 		hier_close(h);
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
 	memcpy(h->configs, configs, n_configs * sizeof(*configs));
 	h->n_configs = n_configs;
+	h->model = *model;
+	specialisations_choose(model, &h->may);
 	h->min_line = min_line;
 	h->instrumenting = instr_at_start;
 	h->lanes = __builtin_cpu_supports("avx512f");
@@ -567,9 +599,43 @@ static int forest_build(struct part *p)
 	return 0;
 }
 
+/* A part of general configurations (struct general). */
+static int general_build(struct part *p)
+{
+	struct hier *h = p->h;
+	if ((p->general = calloc(p->n_configs, sizeof(*p->general))) == NULL ||
+	    (p->ll_refs = malloc(2 * BUNCH * sizeof(*p->ll_refs))) == NULL ||
+	    (p->ll_outcomes = malloc(2 * BUNCH)) == NULL || (p->ll_missed = malloc(2 * BUNCH)) == NULL ||
+	    (p->ll_slots = malloc(2 * BUNCH * sizeof(*p->ll_slots))) == NULL)
+		return -1;
+	for (unsigned k = 0; k < p->n_configs; k++) {
+		struct general *g = &p->general[k];
+		const struct cgt_hierarchy *c = &h->configs[p->configs[k]];
+		g->config = p->configs[k];
+		h->general_of[g->config] = g;
+		for (int side = 0; side < 2; side++) {
+			const struct cgt_cache_config *l1 = &c->level[CGT_LEVEL_I1 + side];
+			if (cache_model_init(&g->l1[side], (uint32_t)l1->size, (uint32_t)l1->assoc,
+					     (uint32_t)l1->line) < 0)
+				return -1;
+		}
+		const struct cgt_cache_config *ll = &c->level[CGT_LEVEL_LL];
+		struct level_config lc = {
+			(uint32_t)ll->size, (uint32_t)ll->assoc, (uint32_t)ll->line, LEVEL_LRU,
+			h->model.prefetch ? LEVEL_PREFETCH_CALLGRIND : LEVEL_PREFETCH_NONE,
+			(uint8_t)h->model.write_back, 0, (uint8_t)h->model.write_back
+		};
+		if (level_init(&g->LL, &lc) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int part_build(struct part *p)
 {
 	struct hier *h = p->h;
+	if (!h->may.shared_stacks)
+		return general_build(p);
 	for (unsigned k = 0; k < p->n_configs; k++) {
 		if (place(p, &h->configs[p->configs[k]], h->chain[p->configs[k]]) < 0)
 			return -1;
@@ -611,7 +677,7 @@ static int part_build(struct part *p)
 		p->lower[p->n_lower++] = p->groups[k];
 	}
 	sort_chains(p->lower, p->n_lower, level_then_chain);
-	if (map_stacks(p) < 0 || forest_build(p) < 0)
+	if (map_stacks(p) < 0 || (h->may.forest && forest_build(p) < 0))
 		return -1;
 	if (reserve(p, BUNCH, 0) < 0)
 		return -1;
@@ -1099,10 +1165,59 @@ static int forest_take_any(struct part *p, const struct bunch *b)
 	}
 }
 
+/*
+ * A general configuration takes a bunch, as Callgrind's simulation with
+ * write-back and prefetch (callgrind/sim.c) takes references: the fetches
+ * and data merged back into program order, each through its L1; LL's
+ * bunch the L1 misses and, with write-back, every write (a write-through
+ * L1 passes a hit on to dirty LL's line); the prefetcher observing the
+ * misses and, with write-back, every write.  A read-modify-write is one
+ * write (Cachegrind counts it as a read).
+ */
+static int general_take(struct part *p, struct general *g, const struct bunch *b)
+{
+	const struct hier *h = p->h;
+	const int write_back = h->model.write_back, prefetch = h->model.prefetch;
+	const struct pending *side_refs[2] = { b->refs[0], b->refs[1] };
+	uint32_t n_ll = 0;
+	for (uint32_t i = 0, j = 0; i < b->n[0] || j < b->n[1];) {
+		int side = i == b->n[0] || (j < b->n[1] && side_refs[1][j].seq < side_refs[0][i].seq);
+		const struct pending *r = side ? &side_refs[1][j++] : &side_refs[0][i++];
+		int write = r->write;
+		int missed = cache_ref_is_miss(&g->l1[side], r->addr, r->size);
+		if (missed && count_miss(&g->misses[GENERAL_L1], r->slot) < 0)
+			return -1;
+		if (!missed && !(write && write_back))
+			continue;
+		int observed = prefetch && (missed || write_back);
+		p->ll_refs[n_ll] = (struct level_ref){
+			r->addr, (uint8_t)r->size,
+			(uint8_t)((write ? LEVEL_WRITE : 0) | (observed ? LEVEL_OBSERVED : 0)) };
+		p->ll_slots[n_ll] = r->slot;
+		p->ll_missed[n_ll++] = (uint8_t)missed;
+	}
+	level_take(&g->LL, p->ll_refs, n_ll, p->ll_outcomes);
+	for (uint32_t k = 0; k < n_ll; k++) {
+		if (!p->ll_missed[k] || p->ll_outcomes[k] == LEVEL_HIT)
+			continue;
+		if (count_miss(&g->misses[GENERAL_LL], p->ll_slots[k]) < 0 ||
+		    (p->ll_outcomes[k] == LEVEL_MISS_DIRTY &&
+		     count_miss(&g->misses[GENERAL_LL_DIRTY], p->ll_slots[k]) < 0))
+			return -1;
+	}
+	return 0;
+}
+
 /* L1 takes a bunch (the fetches and the data, each side in program
    order), then the forest or, if queues are full, the levels below. */
 static int part_take(struct part *p, const struct bunch *b)
 {
+	if (p->general != NULL) {
+		for (unsigned k = 0; k < p->n_configs; k++)
+			if (general_take(p, &p->general[k], b) < 0)
+				return -1;
+		return 0;
+	}
 	p->addr_bits = b->addr_bits;
 	for (int side = 0; side < 2; side++)
 		for (unsigned k = 0, end; k < p->n_l1[side]; k = end) {
@@ -1151,7 +1266,7 @@ static struct ref_program *compile(struct hier *h, const struct cgt_block *blk)
 			int same = first == last && first == prev_last_line;
 			prev_last_line = last;
 			if (!same)
-				rp->steps[n++] = (struct ref_step){ in->addr, k, 0, (uint8_t)in->len, 1 };
+				rp->steps[n++] = (struct ref_step){ in->addr, k, 0, (uint8_t)in->len, 1, 0 };
 			/* A fetch's bytes, once for every execution (gather). */
 			h->addr_bits |= in->addr | (in->addr + in->len - 1);
 			break;
@@ -1162,7 +1277,10 @@ static struct ref_program *compile(struct hier *h, const struct cgt_block *blk)
 		case CGT_OP_READ_GUARDED:
 		case CGT_OP_WRITE_GUARDED: {
 			rp->steps[n++] = (struct ref_step){ CGT_NO_ACCESS, k, values++,
-							    cachegrind_access_size(op->size, h->min_line), 0 };
+							    cachegrind_access_size(op->size, h->min_line), 0,
+							    (uint8_t)(op->kind == CGT_OP_WRITE ||
+								      op->kind == CGT_OP_MODIFY ||
+								      op->kind == CGT_OP_WRITE_GUARDED) };
 			break;
 		}
 		case CGT_OP_COND:
@@ -1294,6 +1412,7 @@ static inline __attribute__((always_inline)) int gather(struct hier *h, const st
 	const uint32_t line_bits[2] = { h->last_line_bits[0], h->last_line_bits[1] };
 	const uint64_t *values = x->values;
 	const uint32_t first_slot = rp->first_slot;
+	const int elide_writes = h->may.elide_mru_writes;
 	for (uint32_t k = 0, n = rp->in_prefix[x->exit]; k < n; k++) {
 		const struct ref_step *s = &rp->steps[k];
 		uint32_t slot = first_slot + s->op;
@@ -1314,13 +1433,13 @@ static inline __attribute__((always_inline)) int gather(struct hier *h, const st
 			int hit = *at_first == first && *at_last == last;
 			*at_first = first;
 			*at_last = last;
-			if (hit)
+			if (hit && (elide_writes || !s->write))
 				continue;
 		}
 		if (side)
-			data[n_data++] = (struct pending){ addr, seq++, slot, s->size, 0 };
+			data[n_data++] = (struct pending){ addr, seq++, slot, s->size, s->write, 0 };
 		else
-			fetches[n_fetches++] = (struct pending){ addr, seq++, slot, s->size, 0 };
+			fetches[n_fetches++] = (struct pending){ addr, seq++, slot, s->size, 0, 0 };
 		if (n_fetches == BUNCH || n_data == BUNCH) {
 			if (publish(h, n_fetches, n_data, bits) < 0) {
 				*e = h->error;
@@ -1517,8 +1636,31 @@ int hier_run(struct hier *h, const char *path, unsigned threads,
 	return 0;
 }
 
+/* Calls add for every slot counted in c (at level). */
+static void counts_out(const struct hier *h, const struct miss_counts *c, int level,
+		       hier_miss_fn *add, void *arg)
+{
+	for (uint64_t page = 0; page < c->n_pages; page++)
+		for (uint32_t i = 0; c->pages[page] != NULL && i < 1u << PAGE_BITS; i++) {
+			uint64_t n = c->pages[page][i];
+			if (n == 0)
+				continue;
+			const struct slot_owner *o = &h->slots[page << PAGE_BITS | i];
+			add(arg, o->block, o->op, level, n);
+		}
+}
+
 void hier_misses(const struct hier *h, unsigned config, hier_miss_fn *add, void *arg)
 {
+	const struct general *g = h->general_of[config];
+	if (g != NULL) {
+		/* the L1 an op goes to is the level it missed first: I1 for a
+		   fetch, D1 for data (the caller tells them apart by the op) */
+		counts_out(h, &g->misses[GENERAL_L1], HIER_L1, add, arg);
+		counts_out(h, &g->misses[GENERAL_LL], CGT_LEVEL_LL, add, arg);
+		counts_out(h, &g->misses[GENERAL_LL_DIRTY], CGT_EVENT_DIRTY_MISS, add, arg);
+		return;
+	}
 	for (int level = 0; level < CGT_N_LEVELS; level++) {
 		const struct member *m = h->chain[config][level];
 		if (m == NULL)
@@ -1533,7 +1675,7 @@ void hier_misses(const struct hier *h, unsigned config, hier_miss_fn *add, void 
 				if (n == 0 || at % width < m->index)
 					continue;
 				const struct slot_owner *o = &h->slots[at / width];
-				add(arg, o->block, o->op, (enum cgt_level)level, n);
+				add(arg, o->block, o->op, level, n);
 			}
 	}
 }
@@ -1544,6 +1686,19 @@ void hier_close(struct hier *h)
 		return;
 	for (unsigned t = 0; t < h->n_parts; t++) {
 		struct part *p = &h->parts[t];
+		for (unsigned k = 0; p->general != NULL && k < p->n_configs; k++) {
+			struct general *g = &p->general[k];
+			cache_model_free(&g->l1[0]);
+			cache_model_free(&g->l1[1]);
+			level_free(&g->LL);
+			for (int c = 0; c < GENERAL_COUNTS; c++)
+				miss_counts_free(&g->misses[c]);
+		}
+		free(p->general);
+		free(p->ll_refs);
+		free(p->ll_outcomes);
+		free(p->ll_missed);
+		free(p->ll_slots);
 		for (unsigned k = 0; k < p->n_groups; k++) {
 			struct group *g = p->groups[k];
 			for (unsigned m = 0; m < g->n_members; m++)
@@ -1589,5 +1744,6 @@ void hier_close(struct hier *h)
 	free(h->parts);
 	free(h->configs);
 	free(h->chain);
+	free(h->general_of);
 	free(h);
 }

@@ -27,10 +27,13 @@
 struct hier;
 
 /* configs: checked; min_line: their common smallest line size, to which
-   data references are clamped as Cachegrind does. */
-/* instr_at_start: cgt_sim_options'. */
+   data references are clamped as Cachegrind does.  instr_at_start and
+   model: cgt_sim_options'.  Where the model declines the shared stacks
+   (specialise.h), each configuration is simulated alone, through the
+   general model. */
 int hier_open(struct hier **h, const struct cgt_hierarchy *configs, unsigned n_configs,
-	      uint32_t min_line, int instr_at_start, struct cgt_error *e);
+	      uint32_t min_line, int instr_at_start, const struct cgt_cache_model *model,
+	      struct cgt_error *e);
 
 /* Replays the trace at path, decoded once, on up to `threads` threads
    (the caller's among them). */
@@ -38,9 +41,11 @@ int hier_run(struct hier *h, const char *path, unsigned threads,
 	     const struct cgt_sim_progress *progress, struct cgt_error *e);
 
 /* Calls add for each op of each block that missed at a level in
-   configuration `config`: n misses. */
-typedef void hier_miss_fn(void *arg, uint32_t block_id, uint32_t op, enum cgt_level level,
-			  uint64_t n);
+   configuration `config`: n misses.  level: enum cgt_level; HIER_L1, the
+   L1 the op goes to (I1 for a fetch, D1 for data); or
+   CGT_EVENT_DIRTY_MISS, LL misses that evicted a dirty line. */
+#define HIER_L1 (-4)
+typedef void hier_miss_fn(void *arg, uint32_t block_id, uint32_t op, int level, uint64_t n);
 void hier_misses(const struct hier *h, unsigned config, hier_miss_fn *add, void *arg);
 
 void hier_close(struct hier *h);

@@ -36,6 +36,7 @@
 #include "hier.h"
 #include "ll_model.h"
 #include "sim.h"
+#include "specialise.h"
 
 enum { I1_CACHE, D1_CACHE };
 
@@ -214,7 +215,10 @@ int cgt_sim_open(struct cgt_sim **out, const struct cgt_sim_options *o, uint32_t
 		}
 		memcpy(s->configs, o->configs, o->n_configs * sizeof(*s->configs));
 	}
-	if (cache_sim && o->n_configs == 1 && o->configs[0].level[CGT_LEVEL_L2].size == 0) {
+	struct specialisations may;
+	specialisations_choose(&o->model, &may);
+	if (cache_sim && o->n_configs == 1 && o->configs[0].level[CGT_LEVEL_L2].size == 0 &&
+	    may.segment_engine) {
 		const struct cgt_hierarchy *only = &o->configs[0];
 		/* Cachegrind's shape: this engine alone, its own caches. */
 		s->o.cache_sim = 1;
@@ -234,7 +238,8 @@ int cgt_sim_open(struct cgt_sim **out, const struct cgt_sim_options *o, uint32_t
 			cgt_sim_close(s);
 			return cgt_fail(e, cgt_err_invalid, "no trace path for a run of several configurations");
 		}
-		if (hier_open(&s->hier, o->configs, o->n_configs, min_line, o->instr_at_start, e) < 0) {
+		if (hier_open(&s->hier, o->configs, o->n_configs, min_line, o->instr_at_start, &o->model,
+			      e) < 0) {
 			cgt_sim_close(s);
 			return -e->status;
 		}
@@ -817,6 +822,7 @@ struct columns {
 	int executed[CGT_ACCESS_INDIRECT + 1];
 	int mispredicted[CGT_ACCESS_INDIRECT + 1];
 	int missed[CGT_ACCESS_INDIRECT + 1][CGT_N_LEVELS];
+	int dirty[CGT_ACCESS_INDIRECT + 1];	/* LL misses that evicted a dirty line */
 };
 
 static void columns_init(struct columns *c, const struct cgt_event_set *es)
@@ -826,6 +832,7 @@ static void columns_init(struct columns *c, const struct cgt_event_set *es)
 		c->mispredicted[a] = cgt_event_set_find(es, (enum cgt_access)a, CGT_EVENT_MISPREDICT);
 		for (int l = 0; l < CGT_N_LEVELS; l++)
 			c->missed[a][l] = cgt_event_set_find(es, (enum cgt_access)a, l);
+		c->dirty[a] = cgt_event_set_find(es, (enum cgt_access)a, CGT_EVENT_DIRTY_MISS);
 	}
 }
 
@@ -905,8 +912,7 @@ struct hier_rows {
 	uint64_t *costs;
 };
 
-static void add_hier_misses(void *arg, uint32_t block_id, uint32_t op, enum cgt_level level,
-			    uint64_t n)
+static void add_hier_misses(void *arg, uint32_t block_id, uint32_t op, int level, uint64_t n)
 {
 	struct hier_rows *r = arg;
 	if (block_id >= r->t->n || op >= r->t->blocks[block_id]->n_ops)
@@ -915,7 +921,11 @@ static void add_hier_misses(void *arg, uint32_t block_id, uint32_t op, enum cgt_
 	int access = access_of(o->kind);
 	if (access < 0 || access >= CGT_ACCESS_COND)
 		return;
-	add(r->costs + (r->first_row[block_id] + o->insn) * r->n_events, r->col->missed[access][level], n);
+	int column = level == CGT_EVENT_DIRTY_MISS ? r->col->dirty[access]
+		     : level == HIER_L1 ? r->col->missed[access][access == CGT_ACCESS_FETCH ? CGT_LEVEL_I1
+										  : CGT_LEVEL_D1]
+					: r->col->missed[access][level];
+	add(r->costs + (r->first_row[block_id] + o->insn) * r->n_events, column, n);
 }
 
 int cgt_sim_profile(const struct cgt_sim *s, unsigned config, const struct cgt_block_table *t,

@@ -1,0 +1,22 @@
+/*
+ * The one place that decides which fast paths a run takes (specialise.h).
+ */
+#include "specialise.h"
+
+unsigned model_properties(const struct cgt_cache_model *m)
+{
+	/* Every level is LRU so far: the replacement policies to come
+	   (level.c's table) will say so here. */
+	return MODEL_LRU | (m->write_back ? 0 : MODEL_NO_WRITE_BACK) |
+	       (m->prefetch ? 0 : MODEL_NO_PREFETCH);
+}
+
+void specialisations_choose(const struct cgt_cache_model *m, struct specialisations *s)
+{
+	const unsigned p = model_properties(m), all = MODEL_LRU | MODEL_NO_WRITE_BACK | MODEL_NO_PREFETCH;
+	s->plain_ll = p == all;
+	s->segment_engine = p == all;
+	s->shared_stacks = p == all;
+	s->forest = p == all;
+	s->elide_mru_writes = (p & MODEL_NO_WRITE_BACK) != 0;
+}

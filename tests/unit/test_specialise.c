@@ -1,0 +1,61 @@
+/*
+ * simulate/specialise.h: each fast path is taken only when every model
+ * declares the property it relies on, and declined otherwise.
+ */
+#include "check.h"
+#include "specialise.h"
+
+static struct specialisations choose(int write_back, int prefetch)
+{
+	struct cgt_cache_model m = { write_back, prefetch };
+	struct specialisations s;
+	specialisations_choose(&m, &s);
+	return s;
+}
+
+/* Cachegrind's model: every fast path. */
+static void cachegrind_model_takes_all(void)
+{
+	struct specialisations s = choose(0, 0);
+	CHECK(s.plain_ll && s.segment_engine && s.shared_stacks && s.forest && s.elide_mru_writes);
+}
+
+/* Write-back: dirty state per cache, so no plain LL, no settled segments
+   (their LL is plain), no shared stacks or forests; and writes that hit
+   L1 reach LL, so they are not elided. */
+static void write_back_declines(void)
+{
+	struct specialisations s = choose(1, 0);
+	CHECK(!s.plain_ll && !s.segment_engine && !s.shared_stacks && !s.forest);
+	CHECK(!s.elide_mru_writes);
+}
+
+/* A prefetcher: LL is no plain LRU array of what missed above it; a
+   write that hits L1 is not observed without write-back, so it may be
+   elided. */
+static void prefetch_declines(void)
+{
+	struct specialisations s = choose(0, 1);
+	CHECK(!s.plain_ll && !s.segment_engine && !s.shared_stacks && !s.forest);
+	CHECK(s.elide_mru_writes);
+	s = choose(1, 1);
+	CHECK(!s.plain_ll && !s.segment_engine && !s.shared_stacks && !s.forest && !s.elide_mru_writes);
+}
+
+static void properties(void)
+{
+	struct cgt_cache_model plain = { 0, 0 }, wb = { 1, 0 }, pf = { 0, 1 };
+	CHECK_EQ(model_properties(&plain), MODEL_LRU | MODEL_NO_WRITE_BACK | MODEL_NO_PREFETCH);
+	CHECK_EQ(model_properties(&wb), MODEL_LRU | MODEL_NO_PREFETCH);
+	CHECK_EQ(model_properties(&pf), MODEL_LRU | MODEL_NO_WRITE_BACK);
+}
+
+int main(void)
+{
+	PLAN(4);
+	RUN(cachegrind_model_takes_all);
+	RUN(write_back_declines);
+	RUN(prefetch_declines);
+	RUN(properties);
+	return CHECK_DONE();
+}
