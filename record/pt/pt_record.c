@@ -402,6 +402,7 @@ static void run_child(int go_r, int go_w, char *const *argv, int notes_fd)
 	if (read(go_r, &go, 1) != 1)
 		_exit(127);	/* the parent gave up */
 	close(go_r);
+	record_give_back_sigchld();
 	execvp(argv[0], argv);
 	int err = errno;
 	record_child_note(notes_fd, "cannot run '%s': %s", argv[0], strerror(err));

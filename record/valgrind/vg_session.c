@@ -318,8 +318,7 @@ static void child_finish(struct vg_session *s)
 			vg_session_report(s, s->notes);
 	}
 	cgt_output_discard(&s->child_output);
-	while (wait(NULL) > 0 || errno == EINTR)
-		;	/* the sinks of its own children */
+	record_children_wait(NULL);	/* the sinks of its own children */
 	_exit(0);
 }
 
