@@ -803,6 +803,19 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
    kind says they are). */
 const char *cgt_block_mark_cut(struct cgt_block_table *t, uint32_t id, uint32_t from, unsigned kind);
 
+/* How many of the ops of a block cut short by a fault (blk->cut_from)
+   Cachegrind counted, all of an ordinary block's.  Its instrumentation
+   queues events -- the instruction fetches if ir, the data references
+   if data, and branches -- 16 at most, and calls its helpers for the
+   queued ones before the statement that adds a 17th, before a side exit
+   (its branch included, so branches never wait) and before a guarded
+   access (whose own helper follows at once).  The fault stops everything
+   from the faulting statement on, so the events queued since the last of
+   those are lost, the faulting instruction's own among them.  Callgrind
+   queues alike, without fetches unless it simulates caches.  (Both also
+   call the helpers at a load-linked, which amd64 code has none of.) */
+uint32_t cgt_block_counted_ops(const struct cgt_block *blk, int ir, int data);
+
 /* Appends the definition of block id to a BLOCKS payload. */
 int cgt_blocks_encode(struct cgt_buf *b, const struct cgt_block *blk);
 /* Decodes a BLOCKS payload of a trace of format version into t; map_epoch
@@ -954,6 +967,14 @@ void cgt_counts_add_exits(struct cgt_trace_counts *counts, const struct cgt_bloc
 			  uint32_t exit, uint64_t times);
 void cgt_counts_add_guarded(struct cgt_trace_counts *counts, const struct cgt_block *blk,
 			    uint32_t exit, const uint64_t *values);
+/* What executions of a block cut short by a fault ran that Cachegrind
+   does not count (its ops past cgt_block_counted_ops(blk, 1, 1), the
+   rule of simulate's default, with cache simulation): times executions
+   of blk into uncounted, whose block_execs counts them.  The counts above
+   hold what ran; whoever prints them takes these off, so that every
+   count cgtrace prints is Cachegrind's.  Nothing for an ordinary block. */
+void cgt_counts_add_uncounted(struct cgt_trace_counts *uncounted, const struct cgt_block *blk,
+			      uint64_t times);
 
 /* ---- cachegrind.out files (cgout_write.c) ----------------------------- */
 

@@ -1372,7 +1372,7 @@ static void charge_exec(struct replay *r, struct thread *t, uint32_t c, const st
 	if (blk->cut_from != NULL) {
 		/* cut short by a fault: what the queue had handed on (the
 		   producer simulated the same) */
-		for (uint32_t k = 0, end = queue_flushed_ops(blk, r->o->cache_sim, r->o->cache_sim);
+		for (uint32_t k = 0, end = cgt_block_counted_ops(blk, r->o->cache_sim, r->o->cache_sim);
 		     k < end; k++) {
 			int col = event_column(r, blk->ops[k].kind);
 			if (col < 0)

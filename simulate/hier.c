@@ -1138,7 +1138,7 @@ static struct ref_program *compile(struct hier *h, const struct cgt_block *blk)
 		h->slots[h->n_slots++] = (struct slot_owner){ blk->id, k };
 	uint32_t n = 0, values = 0, exits = 0;
 	uint64_t prev_last_line = UINT64_MAX;
-	for (uint32_t k = 0, end = queue_flushed_ops(blk, 1, 1); k < end; k++) {
+	for (uint32_t k = 0, end = cgt_block_counted_ops(blk, 1, 1); k < end; k++) {
 		const struct cgt_op *op = &blk->ops[k];
 		const struct cgt_insn *in = &blk->insns[op->insn];
 		switch (op->kind) {

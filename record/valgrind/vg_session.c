@@ -402,7 +402,9 @@ void vg_session_report(const struct vg_session *s, FILE *notes)
 {
 	struct stat st;
 	char n[CGT_COUNT_TEXT];
-	uint64_t insns = s->stream.counts.insns;
+	/* as simulate counts them (what executions cut by a fault ran up to
+	   it is in the trace; info says how much) */
+	uint64_t insns = s->stream.counts.insns - s->stream.uncounted.insns;
 	double bytes = stat(s->path, &st) == 0 ? (double)st.st_size : 0;
 
 	char cache[4200];
