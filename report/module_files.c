@@ -177,7 +177,7 @@ static int debuginfod_progress(debuginfod_client *c, long done, long total)
 	return l->given_up != GIVEN_UP_NOT;
 }
 
-/* libdebuginfod's words for a failed request (a negative errno). */
+/* What a request failed with (libdebuginfod's negative errno) means. */
 static const char *debuginfod_failure(int fd)
 {
 	switch (-fd) {
@@ -196,7 +196,7 @@ static const char *debuginfod_failure(int fd)
 	case EACCES:
 		return "access denied";
 	case EINVAL:
-		return "a malformed URL";
+		return "a malformed URL or build-id";
 	}
 	return strerror(-fd);
 }
