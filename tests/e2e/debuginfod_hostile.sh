@@ -8,7 +8,7 @@
 # nothing of the answer is kept (libdebuginfod's cache, the build-id cache,
 # TMPDIR), so that a second run asks the server again.
 source "$(dirname "$0")/../lib.sh"
-plan 105
+plan 109
 
 HOSTILE=$ROOT/tests/tools/hostile_debuginfod.py
 unset DEBUGINFOD_URLS DEBUGINFOD_TIMEOUT DEBUGINFOD_MAXSIZE DEBUGINFOD_MAXTIME DEBUGINFOD_RETRY_LIMIT \
@@ -135,6 +135,16 @@ hostile short prog.debug url "broken off before the file's end"
 # Bounded by libcurl's limit on headers, redirections' included.
 hostile headers "" servers "the connection broke, or the answer was malformed"
 hostile redirect "" servers "the connection broke, or the answer was malformed"
+
+# No server at all (a port nobody listens on): the first module asked
+# for fails.
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+ask refused -- simulate -q --build-id-dir="$WORK/bic.refused" -o refused.out prog.zst
+check_in_time "refused"
+check_warning "refused" "DEBUGINFOD_URLS=http://127\.0\.0\.1:$port, asked for the debug file of build-id [0-9a-f]+" \
+	"the connection was refused" refused.err
+check_same_file "refused: the output of a run without debuginfod" plain.out refused.out
+check_empty "refused: nothing kept" "$(kept refused)"
 
 # An error status is to libdebuginfod what "not found" is (it notes the
 # miss, empty files, for cache_miss_s): no warning, and no file.
