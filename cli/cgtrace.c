@@ -314,22 +314,50 @@ struct cgt_decoder_options decoder_options(void)
 					     tmp != NULL && *tmp ? tmp : "/tmp", (size_t)bytes };
 }
 
+/* libdebuginfod's cache directory, by its rules
+   (debuginfod-client-config(7)), or NULL. */
+static char *debuginfod_cache_dir(void)
+{
+	const char *set = getenv("DEBUGINFOD_CACHE_PATH"), *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME") != NULL ? getenv("HOME") : "/";
+	char *dir;
+	struct stat st;
+	if (set != NULL && *set)
+		return strdup(set);
+	/* the deprecated one, used where it is */
+	if (asprintf(&dir, "%s/.debuginfod_client_cache", home) < 0)
+		return NULL;
+	if (stat(dir, &st) == 0)
+		return dir;
+	free(dir);
+	if (xdg != NULL && *xdg ? asprintf(&dir, "%s/debuginfod_client", xdg) < 0
+				: asprintf(&dir, "%s/.cache/debuginfod_client", home) < 0)
+		return NULL;
+	return dir;
+}
+
 struct cgt_locator_options locator_options(const char *build_id_dir, const char *archive)
 {
-	static char *default_dir;	/* kept for the run */
+	static char *default_dir, *debuginfod_cache;	/* kept for the run */
 	const char *tmp = getenv("TMPDIR"), *urls = getenv("DEBUGINFOD_URLS");
-	const char *timeout = getenv("DEBUGINFOD_TIMEOUT");
-	uint64_t seconds = 0;
+	const char *timeout = getenv("DEBUGINFOD_TIMEOUT"), *max_size = getenv("DEBUGINFOD_MAXSIZE");
+	uint64_t seconds = 0, max_bytes = 0;
 	if (timeout != NULL && parse_number(timeout, 1, 3600, 0, &seconds) < 0)
 		seconds = 0;
+	if (max_size != NULL && parse_number(max_size, 1, UINT64_MAX, 0, &max_bytes) < 0)
+		max_bytes = 0;
 	if (build_id_dir == NULL && default_dir == NULL)
 		default_dir = cgt_build_id_dir_default();
+	if (urls != NULL && *urls && debuginfod_cache == NULL)
+		debuginfod_cache = debuginfod_cache_dir();
 	return (struct cgt_locator_options){
 		.build_id_dir = build_id_dir != NULL ? build_id_dir : default_dir,
 		.archive = archive,
 		.scratch_dir = tmp != NULL && *tmp ? tmp : "/tmp",
-		.debuginfod = urls != NULL && *urls,
+		.debuginfod_urls = urls != NULL && *urls ? urls : NULL,
+		.debuginfod_cache = debuginfod_cache,
 		.debuginfod_timeout = (int)seconds,
+		.debuginfod_max_bytes = max_bytes,
 		.warnings = stderr,
 	};
 }

@@ -38,7 +38,8 @@ struct cgt_decoder_options decoder_options(void);
 /* Where the commands look for modules' files (report.h): the build-id
    cache build_id_dir (NULL: the default one), the archive (NULL: none),
    debuginfod if DEBUGINFOD_URLS is set (DEBUGINFOD_TIMEOUT: seconds a
-   request may take [10]); warnings on stderr. */
+   request may take [10], DEBUGINFOD_MAXSIZE: bytes a file may have
+   [4 GiB]); warnings on stderr. */
 struct cgt_locator_options locator_options(const char *build_id_dir, const char *archive);
 
 /* The archive to find modules in: the one named (*archive), else

@@ -16,16 +16,22 @@
 /* Where to look for a module's file when the recorded path no longer
    holds it, each place used only for a file with the recorded build-id:
    the build-id cache, an archive (unpacked into scratch_dir for the run),
-   with debuginfod set, the servers libdebuginfod takes from
-   DEBUGINFOD_URLS (each request given up after debuginfod_timeout
-   seconds; 0: 10).  NULL / 0: not that place.
-   warnings: where a file refused is said (NULL: nowhere). */
+   with debuginfod_urls set (DEBUGINFOD_URLS, which libdebuginfod reads
+   itself), its servers: each request given up after debuginfod_timeout
+   seconds (0: 10) or debuginfod_max_bytes (0: 4 GiB), a request given up
+   or a file refused taken out of libdebuginfod's cache (debuginfod_cache,
+   NULL: unknown), and the servers not asked again in the run.  NULL / 0:
+   not that place.
+   warnings: where a file refused or a server's failure is said (NULL:
+   nowhere). */
 struct cgt_locator_options {
 	const char *build_id_dir;
 	const char *archive;
 	const char *scratch_dir;
-	int debuginfod;
+	const char *debuginfod_urls;
+	const char *debuginfod_cache;
 	int debuginfod_timeout;
+	uint64_t debuginfod_max_bytes;
 	FILE *warnings;
 };
 
