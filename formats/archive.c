@@ -1070,8 +1070,10 @@ int cgt_archive_open(struct cgt_archive **ap, const char *path, const char *scra
 	} else {
 		ZSTD_DCtx_setParameter(a->z.dctx, ZSTD_d_windowLogMax, WINDOW_LOG_MAX);
 		rc = scan(a, e);
-		/* looked up by binary search: no more memory than the entries */
-		qsort(a->entries, a->n_entries, sizeof(*a->entries), by_hash_then_place);
+		/* looked up by binary search: no more memory than the entries
+		   (none: no array, which qsort may not be given) */
+		if (a->n_entries > 1)
+			qsort(a->entries, a->n_entries, sizeof(*a->entries), by_hash_then_place);
 	}
 	if (rc >= 0 && a->skipped > 0) {
 		/* the first skipped member is said too, after any damage */
