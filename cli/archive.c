@@ -61,7 +61,10 @@ static int check_output(const char *path, const char *trace, struct cgt_error *e
 	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
 		return 0;
 	struct cgt_error ignored;
-	if (cgt_archive_extract(path, NULL, &ignored) == -cgt_err_not_trace)
+	struct cgt_archive *old;
+	int rc = cgt_archive_open(&old, path, NULL, NULL, &ignored);
+	cgt_archive_close(old);
+	if (rc == -cgt_err_not_trace)
 		return cgt_fail(e, cgt_err_invalid,
 				"refusing to overwrite '%s': it is not a cgtrace archive (remove it or "
 				"choose another -o)", path);

@@ -336,10 +336,10 @@ static char *debuginfod_cache_dir(void)
 	return dir;
 }
 
-struct cgt_locator_options locator_options(const char *build_id_dir, const char *archive)
+struct cgt_locator_options locator_options(const char *build_id_dir, struct cgt_archive *archive)
 {
 	static char *default_dir, *debuginfod_cache;	/* kept for the run */
-	const char *tmp = getenv("TMPDIR"), *urls = getenv("DEBUGINFOD_URLS");
+	const char *urls = getenv("DEBUGINFOD_URLS");
 	const char *timeout = getenv("DEBUGINFOD_TIMEOUT"), *max_size = getenv("DEBUGINFOD_MAXSIZE");
 	uint64_t seconds = 0, max_bytes = 0;
 	if (timeout != NULL && parse_number(timeout, 1, 3600, 0, &seconds) < 0)
@@ -353,7 +353,6 @@ struct cgt_locator_options locator_options(const char *build_id_dir, const char 
 	return (struct cgt_locator_options){
 		.build_id_dir = build_id_dir != NULL ? build_id_dir : default_dir,
 		.archive = archive,
-		.scratch_dir = tmp != NULL && *tmp ? tmp : "/tmp",
 		.debuginfod_urls = urls != NULL && *urls ? urls : NULL,
 		.debuginfod_cache = debuginfod_cache,
 		.debuginfod_timeout = (int)seconds,
@@ -363,29 +362,41 @@ struct cgt_locator_options locator_options(const char *build_id_dir, const char 
 }
 
 /* (cli.h) */
-int choose_archive(const char *trace, const char **archive, char **beside)
+int open_archive(const char *path, struct cgt_archive **archive, struct cgt_error *e)
+{
+	const char *tmp = getenv("TMPDIR"), *max = getenv("CGTRACE_ARCHIVE_MAX_BYTES");
+	struct cgt_archive_limits limits = { 0 };
+	if (max != NULL && parse_number(max, 1, UINT64_MAX, 1, &limits.max_bytes) < 0)
+		limits.max_bytes = 0;
+	int rc = cgt_archive_open(archive, path, tmp != NULL && *tmp ? tmp : "/tmp", &limits, e);
+	if (rc > 0)
+		fprintf(stderr, "cgtrace: warning: %s; what it holds whole is used\n", e->msg);
+	return rc;
+}
+
+/* (cli.h) */
+int choose_archive(const char *trace, const char *named, struct cgt_archive **archive)
 {
 	struct cgt_error e;
 	struct stat st;
-	if (*archive == NULL) {
-		if (asprintf(beside, "%s.archive", trace) < 0) {
-			*beside = NULL;
+	char *beside = NULL;
+	*archive = NULL;
+	if (named == NULL) {
+		if (asprintf(&beside, "%s.archive", trace) < 0)
+			return 0;
+		if (stat(beside, &st) < 0 || !S_ISREG(st.st_mode)) {
+			free(beside);
 			return 0;
 		}
-		if (stat(*beside, &st) < 0 || !S_ISREG(st.st_mode))
-			return 0;
-		*archive = *beside;
 	}
-	int rc = cgt_archive_extract(*archive, NULL, &e);
-	if (rc < 0 && *archive != *beside)
+	int rc = open_archive(named != NULL ? named : beside, archive, &e);
+	free(beside);
+	if (rc < 0 && named != NULL)
 		return report_error(&e), -1;
 	if (rc < 0) {
 		fprintf(stderr, "cgtrace: warning: %s; not used\n", e.msg);
-		*archive = NULL;
 		return 0;
 	}
-	if (rc > 0)
-		fprintf(stderr, "cgtrace: warning: %s; what it holds whole is used\n", e.msg);
 	return rc;
 }
 
@@ -455,7 +466,7 @@ static int cmd_info(int argc, char **argv)
 						  { NULL, 0, NULL, 0 } };
 	struct cgt_error e;
 	const char *path, *build_id_dir = NULL, *archive = NULL;
-	char *beside = NULL;
+	struct cgt_archive *opened = NULL;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -477,22 +488,20 @@ static int cmd_info(int argc, char **argv)
 	int rc = one_trace(argc, argv, usage_info, &path);
 	if (rc != 0)
 		return rc;
-	int archive_damaged = choose_archive(path, &archive, &beside);
-	if (archive_damaged < 0) {
-		free(beside);
+	int archive_damaged = choose_archive(path, archive, &opened);
+	if (archive_damaged < 0)
 		return 1;
-	}
 	const struct cgt_decoder_options o = decoder_options();
-	const struct cgt_locator_options where = locator_options(build_id_dir, archive);
+	const struct cgt_locator_options where = locator_options(build_id_dir, opened);
 	struct cgt_locator *locator;
 	if (cgt_locator_open(&locator, &where, &e) < 0) {
-		free(beside);
+		cgt_archive_close(opened);
 		return report_error(&e);
 	}
 	const struct cgt_info_modules describe = { describe_module, locator };
 	rc = cgt_trace_info(stdout, stderr, path, &o, &describe, &e);
 	cgt_locator_close(locator);
-	free(beside);
+	cgt_archive_close(opened);
 	return rc < 0 ? report_error(&e) : rc > 0 || archive_damaged ? 3 : 0;
 }
 

@@ -40,15 +40,21 @@ struct cgt_decoder_options decoder_options(void);
    debuginfod if DEBUGINFOD_URLS is set (DEBUGINFOD_TIMEOUT: seconds a
    request may take [10], DEBUGINFOD_MAXSIZE: bytes a file may have
    [4 GiB]); warnings on stderr. */
-struct cgt_locator_options locator_options(const char *build_id_dir, const char *archive);
+struct cgt_locator_options locator_options(const char *build_id_dir, struct cgt_archive *archive);
 
-/* The archive to find modules in: the one named (*archive), else
-   TRACE.archive if it is there (*beside, malloc'd, the caller frees it).
-   Read through first, so that what is wrong with it is said before any
-   work: one named that is not an archive is an error (said; -1), one
-   beside the trace is then not used; a damaged one is used for what it
-   holds whole, said with a warning (1).  0: fine, or none. */
-int choose_archive(const char *trace, const char **archive, char **beside);
+/* Opens the archive at path (cgt_archive_open) as the commands do: its
+   members unpacked as needed into $TMPDIR (else /tmp), within the
+   default limits, or $CGTRACE_ARCHIVE_MAX_BYTES (for tests: a small
+   limit, without making gigabytes).  A damaged archive is said with a
+   warning (1); an error is the caller's to say (negative). */
+int open_archive(const char *path, struct cgt_archive **archive, struct cgt_error *e);
+/* The archive to find modules in (*archive, cgt_archive_close closes it):
+   the one named, else TRACE.archive if it is there.  Read through first,
+   so that what is wrong with it is said before any work: one named that
+   is not an archive is an error (said; -1), one beside the trace is then
+   not used; a damaged one is used for what it holds whole, said with a
+   warning (1).  0: fine, or none (*archive NULL). */
+int choose_archive(const char *trace, const char *named, struct cgt_archive **archive);
 
 int cmd_simulate(int argc, char **argv);
 extern const char usage_simulate[];

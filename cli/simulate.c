@@ -381,7 +381,7 @@ int cmd_simulate(int argc, char **argv)
 	struct cgt_cache_list lists[CGT_N_LEVELS] = { { 0 } };
 	const char *out_tmpl = NULL;	/* NULL: the default name, never replacing a file */
 	const char *summary_path = NULL, *plot_path = NULL, *build_id_dir = NULL, *archive = NULL;
-	char *beside = NULL;	/* TRACE.archive */
+	struct cgt_archive *opened_archive = NULL;
 	int archive_damaged = 0;
 	uint64_t threads = usable_cpus();
 	int quiet = 0, host = 0, c, status = 1;
@@ -482,7 +482,7 @@ int cmd_simulate(int argc, char **argv)
 	if (status != 0)
 		goto free_lists;
 	status = 1;
-	if ((archive_damaged = choose_archive(path, &archive, &beside)) < 0)
+	if ((archive_damaged = choose_archive(path, archive, &opened_archive)) < 0)
 		goto free_lists;
 
 	struct cgt_decoder *d = NULL;
@@ -583,7 +583,7 @@ int cmd_simulate(int argc, char **argv)
 	/* The modules' symbols and line tables are read meanwhile. */
 	struct preload preload = { NULL, d };
 	pthread_t preloader;
-	const struct cgt_locator_options where = locator_options(build_id_dir, archive);
+	const struct cgt_locator_options where = locator_options(build_id_dir, opened_archive);
 	int preloading = cgt_symbolizer_open(&preload.sy, &where, &e) == 0 &&
 			 pthread_create(&preloader, NULL, preload_modules, &preload) == 0;
 	sy = preload.sy;
@@ -690,6 +690,6 @@ out:
 free_lists:
 	for (int l = 0; l < CGT_N_LEVELS; l++)
 		cgt_cache_list_free(&lists[l]);
-	free(beside);
+	cgt_archive_close(opened_archive);
 	return status;
 }

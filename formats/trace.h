@@ -745,27 +745,60 @@ int cgt_archive_finish(struct cgt_archive_writer *w, struct cgt_error *e);
 void cgt_archive_free(struct cgt_archive_writer *w);
 
 /*
- * Extracts every regular member of the archive at path into dir (made if
- * it is missing), creating subdirectories, never following a symlink
- * there; a member is written under a temporary name and renamed into
- * place when whole, so a name in dir always holds a complete member.
+ * What one archive may hold: its tar stream (headers, data, padding) up
+ * to max_bytes, and up to max_members members; 0: the default.  A zstd
+ * bomb -- a member of gigabytes of zeros in a few kilobytes -- is read no
+ * further than the limit, and what is unpacked of an archive never takes
+ * more than max_bytes of the scratch directory.  Each member held costs
+ * 40 bytes of memory while the archive is open (twice that at most while
+ * it is read through).
+ *
+ * The defaults: an archive holds a program's modules and their debug
+ * files, at most a few GiB (the debug files of the largest programs, a
+ * browser's or a compiler's debug build, are about 2 to 4 GiB), and the
+ * sources their line tables name, tens of thousands of files for the
+ * largest: twice and some ten times that, for an index of 40 MB at most.
+ */
+struct cgt_archive_limits {
+	uint64_t max_bytes;
+	uint32_t max_members;
+};
+#define CGT_ARCHIVE_MAX_BYTES (8ull << 30)
+#define CGT_ARCHIVE_MAX_MEMBERS 1000000u
+
+struct cgt_archive;
+
+/*
+ * Opens the archive at path: reads it through once (memory stays bounded
+ * whatever the sizes it claims), noting where each regular member it
+ * holds whole is; the members are unpacked later, when asked for
+ * (cgt_archive_unpack_member), into a new directory under scratch_dir
+ * (NULL: the archive is only read through, for what it would say).
+ * limits: NULL, the defaults.
  * Returns 0; 1 if the archive is truncated or damaged (the members before
- * the damage are kept) or members were skipped (absolute names, ".."
+ * the damage are held), goes past a limit (the members before it are
+ * held) or has members it will not unpack (absolute names, ".."
  * components, links, devices ...), with e->msg saying what and where
  * ("FILE: truncated at byte offset N (compressed) in member NAME ...");
  * negative if path is not an archive at all (cgt_err_not_trace: not zstd,
- * or no ustar header) or on an I/O error.  Memory stays bounded whatever
- * the sizes the archive claims.  dir NULL: the archive is read through and
- * nothing written, for what it would say.
+ * or no ustar header) or on an I/O error, *a then NULL.
  */
-int cgt_archive_extract(const char *path, const char *dir, struct cgt_error *e);
-/* Extracts the archive at path into a new directory under scratch_dir,
-   whose name goes to *dir (malloc'd): returns as cgt_archive_extract, and
-   on a negative return *dir is NULL and nothing is left behind. */
-int cgt_archive_unpack(const char *path, const char *scratch_dir, char **dir, struct cgt_error *e);
-/* Removes a directory cgt_archive_unpack made, with all in it, and frees
-   its name (NULL: nothing). */
-void cgt_archive_unpacked_free(char *dir);
+int cgt_archive_open(struct cgt_archive **a, const char *path, const char *scratch_dir,
+		     const struct cgt_archive_limits *limits, struct cgt_error *e);
+/*
+ * Unpacks the member named name (as cgt_archive_add names members; of
+ * several of that name, the last), the first time it is asked for, never
+ * following a symlink in the directory; a member is written under a
+ * temporary name and renamed into place when whole, so a name there
+ * always holds a complete member.  1 with its path in *path (malloc'd);
+ * 0 if the archive holds no such member whole (*path NULL); negative on
+ * an error (it cannot be written, the archive changed since it was
+ * opened, scratch_dir was NULL).
+ */
+int cgt_archive_unpack_member(struct cgt_archive *a, const char *name, char **path,
+			      struct cgt_error *e);
+/* Removes what was unpacked and frees a (NULL: nothing). */
+void cgt_archive_close(struct cgt_archive *a);
 
 /* ---- Blocks and events (trace_blocks.c, trace_events.c) -------------- */
 

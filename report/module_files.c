@@ -3,9 +3,9 @@
  * the recorded path, the build-id cache, an archive, debuginfod -- in that
  * order, each taken only if its file has the recorded build-id.
  *
- * An archive is unpacked once, on the first module that needs it, into a
- * directory of the caller's scratch directory that is laid out as a
- * build-id cache and removed when the locator is closed.
+ * Of an archive, only the members of the modules looked up are unpacked
+ * (build-id/ab/cdef.../elf and debug, cgt_archive_unpack_member), when
+ * they are looked up.
  */
 #include <elfutils/debuginfod.h>
 #include <errno.h>
@@ -22,9 +22,6 @@
 
 struct cgt_locator {
 	struct cgt_locator_options o;
-	char *scratch;			/* the archive unpacked (cgt_archive_unpack) */
-	char *unpacked;			/* its build-id/: the archive's modules */
-	const char *archive_problem;	/* why the archive gives none */
 	debuginfod_client *debuginfod;	/* NULL until asked */
 	const char *debuginfod_problem;	/* why it is not asked again in this run */
 	int64_t deadline_ns;		/* of the current debuginfod request (monotonic) */
@@ -60,8 +57,6 @@ void cgt_locator_close(struct cgt_locator *l)
 {
 	if (l == NULL)
 		return;
-	cgt_archive_unpacked_free(l->scratch);
-	free(l->unpacked);
 	if (l->debuginfod != NULL)
 		debuginfod_end(l->debuginfod);
 	free(l);
@@ -117,29 +112,27 @@ static int from_cache_dir(const struct cgt_locator *l, const char *dir, const st
 	return 1;
 }
 
-/* Unpacks the archive into the scratch directory, the first time: 0, or
-   -1 with l->archive_problem set.  A damaged archive gives what it holds
-   whole (the caller says what is wrong with it: cgt_archive_extract with
-   no directory, before the run). */
-static int unpack_archive(struct cgt_locator *l)
+/* m's file of kind ("elf", "debug") from the archive, unpacked, or NULL;
+   one that cannot be unpacked or is not the one is said and left. */
+static char *from_archive(const struct cgt_locator *l, const struct cgt_module *m,
+			  const char *kind)
 {
-	if (l->unpacked != NULL)
-		return 0;
-	if (l->archive_problem != NULL)
-		return -1;
+	char *member = cgt_build_id_path("build-id", m->build_id, m->build_id_len, kind), *path;
 	struct cgt_error e;
-	const char *scratch = l->o.scratch_dir != NULL ? l->o.scratch_dir : "/tmp";
-	if (cgt_archive_unpack(l->o.archive, scratch, &l->scratch, &e) < 0) {
+	int rc = member != NULL ? cgt_archive_unpack_member(l->o.archive, member, &path, &e) : 0;
+	free(member);
+	if (rc < 0)
 		warn(l, "%s", e.msg);
-		l->archive_problem = "the archive could not be read";
-		return -1;
+	if (rc <= 0)
+		return NULL;
+	int has = cgt_file_has_build_id(path, m->build_id, m->build_id_len);
+	if (has == 0)
+		warn(l, "%s is not the file of build-id it is filed under; ignored", path);
+	if (has != 1) {
+		free(path);
+		return NULL;
 	}
-	if (asprintf(&l->unpacked, "%s/build-id", l->scratch) < 0) {
-		l->unpacked = NULL;
-		l->archive_problem = "out of memory";
-		return -1;
-	}
-	return 0;
+	return path;
 }
 
 static int timeout_of(const struct cgt_locator *l)
@@ -377,9 +370,8 @@ static void find_debug(struct cgt_locator *l, const struct cgt_module *m, struct
 		return;
 	if (f->source < CGT_MODULE_CACHE && l->o.build_id_dir != NULL)
 		f->debug = find_in(l, l->o.build_id_dir, m, "debug");
-	if (f->debug == NULL && f->source < CGT_MODULE_ARCHIVE && l->o.archive != NULL &&
-	    unpack_archive(l) == 0)
-		f->debug = find_in(l, l->unpacked, m, "debug");
+	if (f->debug == NULL && f->source < CGT_MODULE_ARCHIVE && l->o.archive != NULL)
+		f->debug = from_archive(l, m, "debug");
 	const char *why;
 	if (f->debug == NULL && l->o.debuginfod_urls != NULL)
 		f->debug = from_debuginfod(l, m, 1, &why);
@@ -424,11 +416,12 @@ static int locate(struct cgt_locator *l, const struct cgt_module *m, struct cgt_
 	}
 	const char *why_archive = "no archive";
 	if (l->o.archive != NULL) {
-		if (unpack_archive(l) == 0 && from_cache_dir(l, l->unpacked, m, f)) {
+		if ((f->elf = from_archive(l, m, "elf")) != NULL) {
+			f->debug = from_archive(l, m, "debug");
 			f->source = CGT_MODULE_ARCHIVE;
 			return 0;
 		}
-		why_archive = l->archive_problem != NULL ? l->archive_problem : "not in the archive";
+		why_archive = "not in the archive";
 	}
 	const char *why_debuginfod = NULL;
 	if (l->o.debuginfod_urls != NULL) {
