@@ -1037,8 +1037,10 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 void cgt_archive_unpacked_free(char *dir)
 {
 	/* Regular files and directories only: extraction makes nothing else. */
-	if (dir != NULL)
+	if (dir != NULL) {
 		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		cgt_temporary_unregister(dir);
+	}
 	free(dir);
 }
 
@@ -1054,6 +1056,7 @@ int cgt_archive_unpack(const char *path, const char *scratch_dir, char **dir, st
 		free(made);
 		return rc;
 	}
+	cgt_temporary_register(made);	/* with its members */
 	int rc = cgt_archive_extract(path, made, e);
 	if (rc < 0)
 		cgt_archive_unpacked_free(made);
