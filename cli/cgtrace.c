@@ -4,6 +4,8 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -406,17 +408,88 @@ int report_error(const struct cgt_error *e)
 	return 1;
 }
 
+/* The signals that end a run, whose handler removes its temporaries. */
+static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+
+static sigset_t fatal_signal_set(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		sigaddset(&set, fatal_signals[i]);
+	return set;
+}
+
+/* Removes the run's temporaries, then dies of the signal, as it would
+   have without this handler (a shell says 128+N).  Async-signal-safe. */
+static void remove_temporaries_and_die(int sig)
+{
+	cgt_temporaries_remove_all();
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+}
+
+/* Every fatal signal not ignored removes the temporaries first.  One
+   ignored stays ignored: a shell's background job ignores SIGINT, nohup
+   SIGHUP, and a parent that ignores SIGPIPE asks for EPIPE instead. */
+static void remove_temporaries_on_signals(void)
+{
+	struct sigaction handler = { .sa_handler = remove_temporaries_and_die };
+	handler.sa_mask = fatal_signal_set();	/* one removal at a time per thread */
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+		struct sigaction was;
+		if (sigaction(fatal_signals[i], NULL, &was) == 0 && was.sa_handler != SIG_IGN)
+			sigaction(fatal_signals[i], &handler, NULL);
+	}
+}
+
+int output_prepare(struct output *o, const char *path, int keep_existing, struct cgt_error *e)
+{
+	/* Held from making the temporary until it is registered: a signal
+	   between the two would leave it. */
+	sigset_t fatal = fatal_signal_set(), was;
+	pthread_sigmask(SIG_BLOCK, &fatal, &was);
+	int rc = cgt_output_prepare(&o->file, path, keep_existing, e);
+	o->temporary = NULL;
+	if (rc == 0 && o->file.temporary != NULL) {
+		o->temporary = strdup(o->file.temporary);
+		if (o->temporary == NULL) {
+			cgt_output_discard(&o->file);
+			rc = cgt_fail(e, cgt_err_nomem, "out of memory");
+		} else {
+			cgt_temporary_register(o->temporary);
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
+	return rc;
+}
+
+void output_discard(struct output *o)
+{
+	cgt_output_discard(&o->file);	/* removes the temporary unless it was committed */
+	if (o->temporary != NULL)
+		cgt_temporary_unregister(o->temporary);
+	free(o->temporary);
+	o->temporary = NULL;
+}
+
 int write_output(const char *path, int named, enum cgt_output_kind kind, const char *input,
 		 int quiet, int (*fill)(FILE *f, const void *data, struct cgt_error *e),
 		 const void *data, struct cgt_error *e)
 {
-	struct cgt_output out = { 0 };
+	struct output out = { 0 };
 	const char *inputs[] = { input };
 	int rc = -1;
 	if ((named && cgt_output_check(path, kind, inputs, 1, e) < 0) ||
-	    cgt_output_prepare(&out, path, !named, e) < 0)
+	    output_prepare(&out, path, !named, e) < 0)
 		goto out;
-	FILE *f = fopen(out.write_path, "w");
+	FILE *f = fopen(out.file.write_path, "w");
 	if (f == NULL) {
 		cgt_fail(e, cgt_err_io, "cannot write '%s': %s", path, strerror(errno));
 		goto out;
@@ -427,13 +500,13 @@ int write_output(const char *path, int named, enum cgt_output_kind kind, const c
 	if ((fclose(f) != 0 || failed) && rc == 0)
 		rc = cgt_fail(e, cgt_err_io, "cannot write '%s': %s", path, strerror(errno));
 	if (rc == 0)
-		rc = cgt_output_commit(&out, e);
-	if (rc == 0 && !quiet && strcmp(out.written, out.path) != 0)
-		fprintf(stderr, "cgtrace: %s exists: wrote %s\n", out.path, out.written);
+		rc = cgt_output_commit(&out.file, e);
+	if (rc == 0 && !quiet && strcmp(out.file.written, out.file.path) != 0)
+		fprintf(stderr, "cgtrace: %s exists: wrote %s\n", out.file.path, out.file.written);
 out:
 	if (rc < 0)
-		cgt_output_blame(&out, e);
-	cgt_output_discard(&out);
+		cgt_output_blame(&out.file, e);
+	output_discard(&out);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -595,6 +668,11 @@ int main(int argc, char **argv)
 	const struct command *cmd = find_command(name);
 	if (cmd == NULL)
 		return usage_error(usage_main, "unknown command '%s'", name);
+	/* record handles signals itself: it passes them on to its program. */
+	if (cmd->run != cmd_record)
+		remove_temporaries_on_signals();
 	optind = 1;
-	return cmd->run(argc - 1, argv + 1);
+	int status = cmd->run(argc - 1, argv + 1);
+	cgt_temporaries_wait_if_removing();
+	return status;
 }

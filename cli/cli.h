@@ -21,6 +21,18 @@ uint64_t usable_cpus(void);
 int one_trace(int argc, char **argv, const char *usage, const char **path);
 /* Prints "cgtrace: <e->msg>"; returns 1. */
 int report_error(const struct cgt_error *e);
+/* A result file written through a temporary (record.h's cgt_output_*),
+   whose name is registered (trace.h's cgt_temporary_register) so that a
+   signal that ends the run removes it: output_prepare is
+   cgt_output_prepare, with the fatal signals held until it is registered;
+   file is then committed as cgt_output_commit says, and output_discard
+   is cgt_output_discard. */
+struct output {
+	struct cgt_output file;
+	char *temporary;	/* the registered copy of file.temporary's name */
+};
+int output_prepare(struct output *o, const char *path, int keep_existing, struct cgt_error *e);
+void output_discard(struct output *o);
 /* Writes a result file whole through a temporary, put in place when
    complete (record.h's cgt_output_*).  named: path was given by the user,
    so it is checked as kind against input and replaces what is there;

@@ -618,19 +618,20 @@ int cmd_simulate(int argc, char **argv)
 	/* A FIFO whose reader went away is an error to report, not a death. */
 	signal(SIGPIPE, SIG_IGN);
 	for (int k = 0; k < n_configs; k++) {
-		struct cgt_output output = { 0 };
+		struct output output = { 0 };
 		if (cgt_sim_profile(sim, (unsigned)k, blocks, &profile, &e) < 0 ||
-		    cgt_output_prepare(&output, out_paths[k], out_tmpl == NULL, &e) < 0 ||
-		    cgt_write_cachegrind_out(output.write_path, &profile, lines, h, &e) < 0 ||
-		    cgt_output_commit(&output, &e) < 0) {
-			cgt_output_blame(&output, &e);
+		    output_prepare(&output, out_paths[k], out_tmpl == NULL, &e) < 0 ||
+		    cgt_write_cachegrind_out(output.file.write_path, &profile, lines, h, &e) < 0 ||
+		    cgt_output_commit(&output.file, &e) < 0) {
+			cgt_output_blame(&output.file, &e);
 			report_error(&e);
-			cgt_output_discard(&output);
+			output_discard(&output);
 			goto out;
 		}
-		if (!quiet && strcmp(output.written, output.path) != 0)
-			fprintf(stderr, "cgtrace: %s exists: wrote %s\n", output.path, output.written);
-		cgt_output_discard(&output);
+		if (!quiet && strcmp(output.file.written, output.file.path) != 0)
+			fprintf(stderr, "cgtrace: %s exists: wrote %s\n", output.file.path,
+				output.file.written);
+		output_discard(&output);
 		memcpy(all_totals + (size_t)k * CGT_MAX_EVENTS, profile.totals, sizeof(profile.totals));
 		if (k + 1 < n_configs)
 			cgt_profile_free(&profile);

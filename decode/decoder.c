@@ -730,6 +730,7 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 			return rc;
 		}
 	}
+	cgt_temporary_register(temp);
 	rc = cgt_pt_decode(path, fd, temp, o, e);
 	if (close(fd) < 0 && rc == 0)
 		rc = cgt_fail(e, cgt_err_io, "%s: %s", temp, strerror(errno));
@@ -748,10 +749,13 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 		*out = NULL;
 		rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
+	if (rc == 0 && !stored)
+		cgt_temporary_register((*out)->replayed);	/* removed when it is closed */
 	if (rc == 0)
-		(*out)->replay_kept = stored;	/* else temp goes when it is closed */
+		(*out)->replay_kept = stored;
 	else
 		unlink(temp);
+	cgt_temporary_unregister(temp);
 	free(temp);
 	free(decoded);
 	return rc;
@@ -1000,8 +1004,10 @@ void cgt_decoder_close(struct cgt_decoder *d)
 	for (size_t i = 0; i < d->n_maps; i++)
 		cgt_module_free(&d->maps[i].module);
 	free(d->maps);
-	if (d->replayed != NULL && !d->replay_kept)
+	if (d->replayed != NULL && !d->replay_kept) {
 		unlink(d->replayed);	/* a decode for this run only */
+		cgt_temporary_unregister(d->replayed);
+	}
 	free(d->replayed);
 	free(d->losses);
 	free(d);

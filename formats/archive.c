@@ -1133,10 +1133,12 @@ static int make_dir(struct cgt_archive *a, const char *name, struct cgt_error *e
 		free(made);
 		return rc;
 	}
+	cgt_temporary_register(made);	/* with its members */
 	a->dirfd = open(made, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (a->dirfd < 0) {
 		int rc = cgt_fail(e, cgt_err_io, "%s: %s", made, strerror(errno));
 		rmdir(made);
+		cgt_temporary_unregister(made);
 		free(made);
 		return rc;
 	}
@@ -1269,8 +1271,10 @@ void cgt_archive_close(struct cgt_archive *a)
 	if (a == NULL)
 		return;
 	/* Regular files and directories only: unpacking makes nothing else. */
-	if (a->dir != NULL)
+	if (a->dir != NULL) {
 		nftw(a->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		cgt_temporary_unregister(a->dir);
+	}
 	if (a->dirfd >= 0)
 		close(a->dirfd);
 	close(a->z.fd);

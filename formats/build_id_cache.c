@@ -123,6 +123,7 @@ static int copy_into(int in, const char *dest, struct cgt_error *e)
 		free(temp);
 		return rc;
 	}
+	cgt_temporary_register(temp);
 	static char buf[1 << 16];
 	ssize_t n;
 	int rc = 0;
@@ -143,6 +144,7 @@ static int copy_into(int in, const char *dest, struct cgt_error *e)
 	if (rc == 0 && cgt_rename_noreplace(temp, dest) < 0 && errno != EEXIST)
 		rc = cgt_fail(e, cgt_err_io, "cannot store %s: %s", dest, strerror(errno));
 	unlink(temp);	/* renamed, or not wanted */
+	cgt_temporary_unregister(temp);
 	free(temp);
 	return rc;
 }

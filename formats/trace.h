@@ -463,6 +463,34 @@ int cgt_file_is_trace(const char *path);
    0, or -1 with errno (EEXIST: to exists). */
 int cgt_rename_noreplace(const char *from, const char *to);
 
+/* ---- Temporaries removed when a signal ends the run (temporaries.c) --- */
+
+/*
+ * A file or directory made for a while -- a result before it is renamed
+ * into place, a decode or an archive unpacked for this run -- is
+ * registered as soon as it is made and unregistered once it is renamed or
+ * removed, so that the CLI's handler of a signal that ends the run can
+ * remove what is left (cgt_temporaries_remove_all).  The registry keeps
+ * the pointer, not a copy: path must stay as it is until unregistered.
+ * Any thread may register and unregister at any time, also while a
+ * handler runs; a thread that does so once the removal has begun waits
+ * for the process to die (having removed a path it registered, which the
+ * removal may have missed).  At most CGT_TEMPORARIES_MAX at once: a path
+ * beyond them is not removed by a signal (a run makes a few, a PT decode
+ * one more per IMAGE record, which a trace has at most 256 of).
+ */
+#define CGT_TEMPORARIES_MAX 1024
+void cgt_temporary_register(const char *path);
+void cgt_temporary_unregister(const char *path);
+/* For a signal handler (async-signal-safe): removes every registered path
+   -- a file, or a directory with all in it, never following a symbolic
+   link -- and returns; in a second caller (a signal on another thread), it
+   waits for the process to die instead.  */
+void cgt_temporaries_remove_all(void);
+/* Waits for the process to die if a removal has begun on another thread,
+   so that a run that ends meanwhile exits with the signal's status. */
+void cgt_temporaries_wait_if_removing(void);
+
 /* ---- Payload codecs (trace_records.c) -------------------------------- */
 
 int cgt_header_encode(struct cgt_buf *b, const struct cgt_trace_header *h);
