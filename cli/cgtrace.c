@@ -408,18 +408,6 @@ int report_error(const struct cgt_error *e)
 	return 1;
 }
 
-/* The signals that end a run, whose handler removes its temporaries. */
-static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-
-static sigset_t fatal_signal_set(void)
-{
-	sigset_t set;
-	sigemptyset(&set);
-	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
-		sigaddset(&set, fatal_signals[i]);
-	return set;
-}
-
 /* Removes the run's temporaries, then dies of the signal, as it would
    have without this handler (a shell says 128+N).  Async-signal-safe. */
 static void remove_temporaries_and_die(int sig)
@@ -441,11 +429,12 @@ static void remove_temporaries_and_die(int sig)
 static void remove_temporaries_on_signals(void)
 {
 	struct sigaction handler = { .sa_handler = remove_temporaries_and_die };
-	handler.sa_mask = fatal_signal_set();	/* one removal at a time per thread */
-	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+	handler.sa_mask = cgt_temporaries_signals();	/* one removal at a time per thread */
+	for (int sig = 1; sig < NSIG; sig++) {
 		struct sigaction was;
-		if (sigaction(fatal_signals[i], NULL, &was) == 0 && was.sa_handler != SIG_IGN)
-			sigaction(fatal_signals[i], &handler, NULL);
+		if (sigismember(&handler.sa_mask, sig) == 1 && sigaction(sig, NULL, &was) == 0 &&
+		    was.sa_handler != SIG_IGN)
+			sigaction(sig, &handler, NULL);
 	}
 }
 
@@ -453,8 +442,8 @@ int output_prepare(struct output *o, const char *path, int keep_existing, struct
 {
 	/* Held from making the temporary until it is registered: a signal
 	   between the two would leave it. */
-	sigset_t fatal = fatal_signal_set(), was;
-	pthread_sigmask(SIG_BLOCK, &fatal, &was);
+	sigset_t was;
+	cgt_temporaries_hold(&was);
 	int rc = cgt_output_prepare(&o->file, path, keep_existing, e);
 	o->temporary = NULL;
 	if (rc == 0 && o->file.temporary != NULL) {
@@ -466,7 +455,7 @@ int output_prepare(struct output *o, const char *path, int keep_existing, struct
 			cgt_temporary_register(o->temporary);
 		}
 	}
-	pthread_sigmask(SIG_SETMASK, &was, NULL);
+	cgt_temporaries_release(&was);
 	return rc;
 }
 

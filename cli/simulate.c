@@ -585,7 +585,7 @@ int cmd_simulate(int argc, char **argv)
 	pthread_t preloader;
 	const struct cgt_locator_options where = locator_options(build_id_dir, opened_archive);
 	int preloading = cgt_symbolizer_open(&preload.sy, &where, &e) == 0 &&
-			 pthread_create(&preloader, NULL, preload_modules, &preload) == 0;
+			 cgt_thread_create(&preloader, preload_modules, &preload) == 0;
 	sy = preload.sy;
 	struct progress progress = { isatty(STDERR_FILENO), { 0, 0 } };
 	struct cgt_sim_progress tell = { progress_update, &progress };

@@ -701,6 +701,9 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 			"this run only (remove it to store the decode there)\n", decoded, path, why);
 		stored = 0;
 	}
+	/* held from making the temporary to registering it */
+	sigset_t held;
+	cgt_temporaries_hold(&held);
 	if (stored) {
 		fd = create_beside(decoded, &temp);
 		if (fd < 0) {
@@ -714,6 +717,7 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 		free(temp);
 		temp = NULL;
 		if (dir == NULL) {
+			cgt_temporaries_release(&held);
 			free(decoded);
 			return cgt_fail(e, cgt_err_io, "%s: the decoded Intel PT trace cannot be stored "
 					"beside it, and no other directory was given", path);
@@ -723,6 +727,7 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 		else
 			temp = NULL;
 		if (fd < 0) {
+			cgt_temporaries_release(&held);
 			rc = cgt_fail(e, cgt_err_io, "cannot write a file for the decoded Intel PT trace in %s: %s",
 				      dir, strerror(errno));
 			free(temp);
@@ -731,6 +736,7 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 		}
 	}
 	cgt_temporary_register(temp);
+	cgt_temporaries_release(&held);
 	rc = cgt_pt_decode(path, fd, temp, o, e);
 	if (close(fd) < 0 && rc == 0)
 		rc = cgt_fail(e, cgt_err_io, "%s: %s", temp, strerror(errno));

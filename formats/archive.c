@@ -1127,13 +1127,17 @@ static int make_dir(struct cgt_archive *a, const char *name, struct cgt_error *e
 	char *made;
 	if (asprintf(&made, "%s/cgtrace-archive.XXXXXX", a->scratch_dir) < 0)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	sigset_t was;
+	cgt_temporaries_hold(&was);
 	if (mkdtemp(made) == NULL) {
+		cgt_temporaries_release(&was);
 		int rc = cgt_fail(e, cgt_err_io, "cannot unpack member %s of %s: cannot create a"
 				  " directory in %s: %s", name, a->path, a->scratch_dir, strerror(errno));
 		free(made);
 		return rc;
 	}
 	cgt_temporary_register(made);	/* with its members */
+	cgt_temporaries_release(&was);
 	a->dirfd = open(made, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (a->dirfd < 0) {
 		int rc = cgt_fail(e, cgt_err_io, "%s: %s", made, strerror(errno));

@@ -117,13 +117,17 @@ static int copy_into(int in, const char *dest, struct cgt_error *e)
 	char *temp;
 	if (asprintf(&temp, "%s.XXXXXX", dest) < 0)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	sigset_t was;
+	cgt_temporaries_hold(&was);
 	int out = mkstemp(temp);
+	if (out >= 0)
+		cgt_temporary_register(temp);
+	cgt_temporaries_release(&was);
 	if (out < 0) {
 		int rc = cgt_fail(e, cgt_err_io, "cannot create %s: %s", temp, strerror(errno));
 		free(temp);
 		return rc;
 	}
-	cgt_temporary_register(temp);
 	static char buf[1 << 16];
 	ssize_t n;
 	int rc = 0;

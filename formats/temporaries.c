@@ -10,6 +10,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -132,4 +134,35 @@ void cgt_temporaries_wait_if_removing(void)
 {
 	if (atomic_load(&removing))
 		wait_to_die();
+}
+
+sigset_t cgt_temporaries_signals(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGPIPE);
+	return set;
+}
+
+void cgt_temporaries_hold(sigset_t *was)
+{
+	sigset_t set = cgt_temporaries_signals();
+	pthread_sigmask(SIG_BLOCK, &set, was);
+}
+
+void cgt_temporaries_release(const sigset_t *was)
+{
+	pthread_sigmask(SIG_SETMASK, was, NULL);
+}
+
+int cgt_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	sigset_t was;
+	cgt_temporaries_hold(&was);	/* the new thread starts with this mask */
+	int rc = pthread_create(thread, NULL, fn, arg);
+	cgt_temporaries_release(&was);
+	return rc;
 }

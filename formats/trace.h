@@ -14,6 +14,8 @@
 #define CGTRACE_TRACE_H
 
 #include <stddef.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "varint.h"
@@ -490,6 +492,20 @@ void cgt_temporaries_remove_all(void);
 /* Waits for the process to die if a removal has begun on another thread,
    so that a run that ends meanwhile exits with the signal's status. */
 void cgt_temporaries_wait_if_removing(void);
+/* The signals that end a run and remove its temporaries: SIGINT, SIGTERM,
+   SIGHUP and SIGPIPE (the CLI handles these). */
+sigset_t cgt_temporaries_signals(void);
+/* Between making a temporary and registering it, a signal would leave it:
+   hold blocks those signals in the calling thread (*was: its mask
+   before), release restores the mask, and a signal held meanwhile is
+   taken then, the temporary registered.  Threads the stages start take
+   none of them (cgt_thread_create), so a held thread holds off the
+   handler. */
+void cgt_temporaries_hold(sigset_t *was);
+void cgt_temporaries_release(const sigset_t *was);
+/* pthread_create, the new thread with those signals blocked: the thread
+   that began the run takes them. */
+int cgt_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg);
 
 /* ---- Payload codecs (trace_records.c) -------------------------------- */
 

@@ -2553,7 +2553,7 @@ static int replay_pipelined(struct replay *r, struct producer *p, struct cgt_err
 	pl->producer = p;
 	pthread_t thread;
 	int rc = 1;
-	if (pthread_create(&thread, NULL, producer_thread, pl) != 0) {
+	if (cgt_thread_create(&thread, producer_thread, pl) != 0) {
 		rc = cgt_fail(e, cgt_err_nomem, "cannot start a thread");
 		goto out;
 	}

@@ -1502,7 +1502,7 @@ int hier_run(struct hier *h, const char *path, unsigned threads,
 	if (threads > h->n_parts + 1)
 		threads = h->n_parts + 1;
 	for (unsigned t = 1; t < threads; t++) {
-		if (pthread_create(&ids[t], NULL, take_turns, &taking) != 0)
+		if (cgt_thread_create(&ids[t], take_turns, &taking) != 0)
 			break;
 		started = t;
 	}

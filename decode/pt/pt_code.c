@@ -29,9 +29,12 @@ static int add_bytes(struct pt_code *c, const struct pt_image_bytes *im, const c
 		return cgt_fail(e, cgt_err_io, "no directory was given for the %s code", im->name);
 	if (asprintf(&path, "%s/cgtrace-code.XXXXXX", dir) < 0)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	sigset_t was;
+	cgt_temporaries_hold(&was);
 	int fd = mkstemp(path);
 	if (fd >= 0)
 		cgt_temporary_register(path);
+	cgt_temporaries_release(&was);
 	if (fd < 0 || write(fd, im->data, im->len) != (ssize_t)im->len) {
 		if (fd >= 0) {
 			close(fd);

@@ -527,7 +527,7 @@ int pt_record(const struct cgt_record_options *o, int trace, struct cgt_error *e
 	else
 		put(&s, CGT_REC_HEADER);
 	write_config(&s);
-	if (pthread_create(&s.reader, NULL, reader_main, &s) != 0) {
+	if (cgt_thread_create(&s.reader, reader_main, &s) != 0) {
 		status = cgt_fail(e, cgt_err_io, "cannot start the reader thread");
 		goto abandon;
 	}
