@@ -61,7 +61,10 @@ static int check_output(const char *path, const char *trace, struct cgt_error *e
 	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
 		return 0;
 	struct cgt_error ignored;
-	if (cgt_archive_extract(path, NULL, &ignored) == -cgt_err_not_trace)
+	struct cgt_archive *old;
+	int rc = cgt_archive_open(&old, path, NULL, NULL, &ignored);
+	cgt_archive_close(old);
+	if (rc == -cgt_err_not_trace)
 		return cgt_fail(e, cgt_err_invalid,
 				"refusing to overwrite '%s': it is not a cgtrace archive (remove it or "
 				"choose another -o)", path);
@@ -142,7 +145,7 @@ int cmd_archive(int argc, char **argv)
 	struct cgt_decoder *d = NULL;
 	struct cgt_locator *locator = NULL;
 	struct cgt_archive_writer *w = NULL;
-	struct cgt_output output = { 0 };
+	struct output output = { 0 };
 	int fd = -1, incomplete = 0;
 	status = 1;
 	if (check_output(path, trace, &e) < 0) {
@@ -162,13 +165,13 @@ int cmd_archive(int argc, char **argv)
 	const struct cgt_locator_options where = locator_options(build_id_dir, NULL);
 	struct cgt_archive_counts counts = { 0 };
 	if (cgt_locator_open(&locator, &where, &e) < 0 ||
-	    cgt_output_prepare(&output, path, out_path == NULL, &e) < 0) {
+	    output_prepare(&output, path, out_path == NULL, &e) < 0) {
 		report_error(&e);
 		goto out;
 	}
-	fd = open(output.write_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(output.file.write_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		cgt_fail(&e, cgt_err_io, "cannot write '%s': %s", output.write_path, strerror(errno));
+		cgt_fail(&e, cgt_err_io, "cannot write '%s': %s", output.file.write_path, strerror(errno));
 	} else if (cgt_archive_create(&w, fd, path, &e) == 0 &&
 		   cgt_archive_modules(w, locator, maps, n_maps, sources, stderr, &counts, &e) == 0 &&
 		   cgt_archive_finish(w, &e) == 0) {
@@ -178,25 +181,25 @@ int cmd_archive(int argc, char **argv)
 		fd = -1;
 		if (failed)
 			cgt_fail(&e, cgt_err_io, "cannot write '%s': %s", path, strerror(errno));
-		else if (cgt_output_commit(&output, &e) == 0)
+		else if (cgt_output_commit(&output.file, &e) == 0)
 			status = incomplete ? 3 : 0;
 	}
 	if (status == 1) {
-		cgt_output_blame(&output, &e);
+		cgt_output_blame(&output.file, &e);
 		report_error(&e);
 		goto out;
 	}
-	if (!quiet && strcmp(output.written, output.path) != 0)
+	if (!quiet && strcmp(output.file.written, output.file.path) != 0)
 		fprintf(stderr, "cgtrace: %s exists: wrote %s (simulate finds only %s beside the "
-				"trace: give it --archive=%s)\n", output.path, output.written, output.path,
-			output.written);
+				"trace: give it --archive=%s)\n", output.file.path, output.file.written,
+			output.file.path, output.file.written);
 	if (!quiet)
-		print_summary(&counts, output.written);
+		print_summary(&counts, output.file.written);
 out:
 	if (fd >= 0)
 		close(fd);
 	cgt_archive_free(w);
-	cgt_output_discard(&output);
+	output_discard(&output);
 	cgt_locator_close(locator);
 	cgt_decoder_close(d);
 	free(default_path);

@@ -283,7 +283,8 @@ int cmd_simulate_callgrind(int argc, char **argv)
 	struct patterns toggle = { 0 }, before = { 0 }, after = { 0 }, zero = { 0 }, skip = { 0 };
 	struct dumps ds = { .wo = { .dump_line = 1, .compress_strings = 1, .compress_pos = 1 } };
 	const char *out_tmpl = NULL, *build_id_dir = NULL, *archive = NULL;
-	char *beside = NULL, *base = NULL;
+	char *base = NULL;
+	struct cgt_archive *opened_archive = NULL;
 	int status = 1, c, cache_sim = 0, branch_sim = 0, archive_damaged = 0;
 	uint64_t number;
 	struct cgt_error e;
@@ -401,7 +402,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 	if (status != 0)
 		goto out;
 	status = 1;
-	if ((archive_damaged = choose_archive(path, &archive, &beside)) < 0)
+	if ((archive_damaged = choose_archive(path, archive, &opened_archive)) < 0)
 		goto out;
 	const struct cgt_decoder_options talk = decoder_options();
 	if (cgt_decoder_open(&d, path, &talk, &e) < 0) {
@@ -470,7 +471,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 
 	/* Function identity is needed as the replay goes: the symbolizer sees
 	   the module map grow with it. */
-	const struct cgt_locator_options where = locator_options(build_id_dir, archive);
+	const struct cgt_locator_options where = locator_options(build_id_dir, opened_archive);
 	if (cgt_symbolizer_open(&ds.sy, &where, &e) < 0) {
 		report_error(&e);
 		goto out;
@@ -500,7 +501,7 @@ out:
 	cgt_decoder_close(d);
 	free(ds.combined);
 	free(base);
-	free(beside);
+	cgt_archive_close(opened_archive);
 	free(toggle.v);
 	free(before.v);
 	free(after.v);

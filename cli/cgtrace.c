@@ -4,6 +4,8 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -314,50 +316,89 @@ struct cgt_decoder_options decoder_options(void)
 					     tmp != NULL && *tmp ? tmp : "/tmp", (size_t)bytes };
 }
 
-struct cgt_locator_options locator_options(const char *build_id_dir, const char *archive)
+/* libdebuginfod's cache directory, by its rules
+   (debuginfod-client-config(7)), or NULL. */
+static char *debuginfod_cache_dir(void)
 {
-	static char *default_dir;	/* kept for the run */
-	const char *tmp = getenv("TMPDIR"), *urls = getenv("DEBUGINFOD_URLS");
-	const char *timeout = getenv("DEBUGINFOD_TIMEOUT");
-	uint64_t seconds = 0;
+	const char *set = getenv("DEBUGINFOD_CACHE_PATH"), *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME") != NULL ? getenv("HOME") : "/";
+	char *dir;
+	struct stat st;
+	if (set != NULL && *set)
+		return strdup(set);
+	/* the deprecated one, used where it is */
+	if (asprintf(&dir, "%s/.debuginfod_client_cache", home) < 0)
+		return NULL;
+	if (stat(dir, &st) == 0)
+		return dir;
+	free(dir);
+	if (xdg != NULL && *xdg ? asprintf(&dir, "%s/debuginfod_client", xdg) < 0
+				: asprintf(&dir, "%s/.cache/debuginfod_client", home) < 0)
+		return NULL;
+	return dir;
+}
+
+struct cgt_locator_options locator_options(const char *build_id_dir, struct cgt_archive *archive)
+{
+	static char *default_dir, *debuginfod_cache;	/* kept for the run */
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	const char *timeout = getenv("DEBUGINFOD_TIMEOUT"), *max_size = getenv("DEBUGINFOD_MAXSIZE");
+	uint64_t seconds = 0, max_bytes = 0;
 	if (timeout != NULL && parse_number(timeout, 1, 3600, 0, &seconds) < 0)
 		seconds = 0;
+	if (max_size != NULL && parse_number(max_size, 1, UINT64_MAX, 0, &max_bytes) < 0)
+		max_bytes = 0;
 	if (build_id_dir == NULL && default_dir == NULL)
 		default_dir = cgt_build_id_dir_default();
+	if (urls != NULL && *urls && debuginfod_cache == NULL)
+		debuginfod_cache = debuginfod_cache_dir();
 	return (struct cgt_locator_options){
 		.build_id_dir = build_id_dir != NULL ? build_id_dir : default_dir,
 		.archive = archive,
-		.scratch_dir = tmp != NULL && *tmp ? tmp : "/tmp",
-		.debuginfod = urls != NULL && *urls,
+		.debuginfod_urls = urls != NULL && *urls ? urls : NULL,
+		.debuginfod_cache = debuginfod_cache,
 		.debuginfod_timeout = (int)seconds,
+		.debuginfod_max_bytes = max_bytes,
 		.warnings = stderr,
 	};
 }
 
 /* (cli.h) */
-int choose_archive(const char *trace, const char **archive, char **beside)
+int open_archive(const char *path, struct cgt_archive **archive, struct cgt_error *e)
+{
+	const char *tmp = getenv("TMPDIR"), *max = getenv("CGTRACE_ARCHIVE_MAX_BYTES");
+	struct cgt_archive_limits limits = { 0 };
+	if (max != NULL && parse_number(max, 1, UINT64_MAX, 1, &limits.max_bytes) < 0)
+		limits.max_bytes = 0;
+	int rc = cgt_archive_open(archive, path, tmp != NULL && *tmp ? tmp : "/tmp", &limits, e);
+	if (rc > 0)
+		fprintf(stderr, "cgtrace: warning: %s; what it holds whole is used\n", e->msg);
+	return rc;
+}
+
+/* (cli.h) */
+int choose_archive(const char *trace, const char *named, struct cgt_archive **archive)
 {
 	struct cgt_error e;
 	struct stat st;
-	if (*archive == NULL) {
-		if (asprintf(beside, "%s.archive", trace) < 0) {
-			*beside = NULL;
+	char *beside = NULL;
+	*archive = NULL;
+	if (named == NULL) {
+		if (asprintf(&beside, "%s.archive", trace) < 0)
+			return 0;
+		if (stat(beside, &st) < 0 || !S_ISREG(st.st_mode)) {
+			free(beside);
 			return 0;
 		}
-		if (stat(*beside, &st) < 0 || !S_ISREG(st.st_mode))
-			return 0;
-		*archive = *beside;
 	}
-	int rc = cgt_archive_extract(*archive, NULL, &e);
-	if (rc < 0 && *archive != *beside)
+	int rc = open_archive(named != NULL ? named : beside, archive, &e);
+	free(beside);
+	if (rc < 0 && named != NULL)
 		return report_error(&e), -1;
 	if (rc < 0) {
 		fprintf(stderr, "cgtrace: warning: %s; not used\n", e.msg);
-		*archive = NULL;
 		return 0;
 	}
-	if (rc > 0)
-		fprintf(stderr, "cgtrace: warning: %s; what it holds whole is used\n", e.msg);
 	return rc;
 }
 
@@ -367,17 +408,77 @@ int report_error(const struct cgt_error *e)
 	return 1;
 }
 
+/* Removes the run's temporaries, then dies of the signal, as it would
+   have without this handler (a shell says 128+N).  Async-signal-safe. */
+static void remove_temporaries_and_die(int sig)
+{
+	cgt_temporaries_remove_all();
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+}
+
+/* Every fatal signal not ignored removes the temporaries first.  One
+   ignored stays ignored: a shell's background job ignores SIGINT, nohup
+   SIGHUP, and a parent that ignores SIGPIPE asks for EPIPE instead. */
+static void remove_temporaries_on_signals(void)
+{
+	struct sigaction handler = { .sa_handler = remove_temporaries_and_die };
+	handler.sa_mask = cgt_temporaries_signals();	/* one removal at a time per thread */
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction was;
+		if (sigismember(&handler.sa_mask, sig) == 1 && sigaction(sig, NULL, &was) == 0 &&
+		    was.sa_handler != SIG_IGN)
+			sigaction(sig, &handler, NULL);
+	}
+}
+
+int output_prepare(struct output *o, const char *path, int keep_existing, struct cgt_error *e)
+{
+	/* Held from making the temporary until it is registered: a signal
+	   between the two would leave it. */
+	sigset_t was;
+	cgt_temporaries_hold(&was);
+	int rc = cgt_output_prepare(&o->file, path, keep_existing, e);
+	o->temporary = NULL;
+	if (rc == 0 && o->file.temporary != NULL) {
+		o->temporary = strdup(o->file.temporary);
+		if (o->temporary == NULL) {
+			cgt_output_discard(&o->file);
+			rc = cgt_fail(e, cgt_err_nomem, "out of memory");
+		} else {
+			cgt_temporary_register(o->temporary);
+		}
+	}
+	cgt_temporaries_release(&was);
+	return rc;
+}
+
+void output_discard(struct output *o)
+{
+	cgt_output_discard(&o->file);	/* removes the temporary unless it was committed */
+	if (o->temporary != NULL)
+		cgt_temporary_unregister(o->temporary);
+	free(o->temporary);
+	o->temporary = NULL;
+}
+
 int write_output(const char *path, int named, enum cgt_output_kind kind, const char *input,
 		 int quiet, int (*fill)(FILE *f, const void *data, struct cgt_error *e),
 		 const void *data, struct cgt_error *e)
 {
-	struct cgt_output out = { 0 };
+	struct output out = { 0 };
 	const char *inputs[] = { input };
 	int rc = -1;
 	if ((named && cgt_output_check(path, kind, inputs, 1, e) < 0) ||
-	    cgt_output_prepare(&out, path, !named, e) < 0)
+	    output_prepare(&out, path, !named, e) < 0)
 		goto out;
-	FILE *f = fopen(out.write_path, "w");
+	FILE *f = fopen(out.file.write_path, "w");
 	if (f == NULL) {
 		cgt_fail(e, cgt_err_io, "cannot write '%s': %s", path, strerror(errno));
 		goto out;
@@ -388,13 +489,13 @@ int write_output(const char *path, int named, enum cgt_output_kind kind, const c
 	if ((fclose(f) != 0 || failed) && rc == 0)
 		rc = cgt_fail(e, cgt_err_io, "cannot write '%s': %s", path, strerror(errno));
 	if (rc == 0)
-		rc = cgt_output_commit(&out, e);
-	if (rc == 0 && !quiet && strcmp(out.written, out.path) != 0)
-		fprintf(stderr, "cgtrace: %s exists: wrote %s\n", out.path, out.written);
+		rc = cgt_output_commit(&out.file, e);
+	if (rc == 0 && !quiet && strcmp(out.file.written, out.file.path) != 0)
+		fprintf(stderr, "cgtrace: %s exists: wrote %s\n", out.file.path, out.file.written);
 out:
 	if (rc < 0)
-		cgt_output_blame(&out, e);
-	cgt_output_discard(&out);
+		cgt_output_blame(&out.file, e);
+	output_discard(&out);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -427,7 +528,7 @@ static int cmd_info(int argc, char **argv)
 						  { NULL, 0, NULL, 0 } };
 	struct cgt_error e;
 	const char *path, *build_id_dir = NULL, *archive = NULL;
-	char *beside = NULL;
+	struct cgt_archive *opened = NULL;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -449,22 +550,20 @@ static int cmd_info(int argc, char **argv)
 	int rc = one_trace(argc, argv, usage_info, &path);
 	if (rc != 0)
 		return rc;
-	int archive_damaged = choose_archive(path, &archive, &beside);
-	if (archive_damaged < 0) {
-		free(beside);
+	int archive_damaged = choose_archive(path, archive, &opened);
+	if (archive_damaged < 0)
 		return 1;
-	}
 	const struct cgt_decoder_options o = decoder_options();
-	const struct cgt_locator_options where = locator_options(build_id_dir, archive);
+	const struct cgt_locator_options where = locator_options(build_id_dir, opened);
 	struct cgt_locator *locator;
 	if (cgt_locator_open(&locator, &where, &e) < 0) {
-		free(beside);
+		cgt_archive_close(opened);
 		return report_error(&e);
 	}
 	const struct cgt_info_modules describe = { describe_module, locator };
 	rc = cgt_trace_info(stdout, stderr, path, &o, &describe, &e);
 	cgt_locator_close(locator);
-	free(beside);
+	cgt_archive_close(opened);
 	return rc < 0 ? report_error(&e) : rc > 0 || archive_damaged ? 3 : 0;
 }
 
@@ -558,6 +657,11 @@ int main(int argc, char **argv)
 	const struct command *cmd = find_command(name);
 	if (cmd == NULL)
 		return usage_error(usage_main, "unknown command '%s'", name);
+	/* record handles signals itself: it passes them on to its program. */
+	if (cmd->run != cmd_record)
+		remove_temporaries_on_signals();
 	optind = 1;
-	return cmd->run(argc - 1, argv + 1);
+	int status = cmd->run(argc - 1, argv + 1);
+	cgt_temporaries_wait_if_removing();
+	return status;
 }

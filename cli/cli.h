@@ -21,6 +21,18 @@ uint64_t usable_cpus(void);
 int one_trace(int argc, char **argv, const char *usage, const char **path);
 /* Prints "cgtrace: <e->msg>"; returns 1. */
 int report_error(const struct cgt_error *e);
+/* A result file written through a temporary (record.h's cgt_output_*),
+   whose name is registered (trace.h's cgt_temporary_register) so that a
+   signal that ends the run removes it: output_prepare is
+   cgt_output_prepare, with the fatal signals held until it is registered;
+   file is then committed as cgt_output_commit says, and output_discard
+   is cgt_output_discard. */
+struct output {
+	struct cgt_output file;
+	char *temporary;	/* the registered copy of file.temporary's name */
+};
+int output_prepare(struct output *o, const char *path, int keep_existing, struct cgt_error *e);
+void output_discard(struct output *o);
 /* Writes a result file whole through a temporary, put in place when
    complete (record.h's cgt_output_*).  named: path was given by the user,
    so it is checked as kind against input and replaces what is there;
@@ -38,16 +50,23 @@ struct cgt_decoder_options decoder_options(void);
 /* Where the commands look for modules' files (report.h): the build-id
    cache build_id_dir (NULL: the default one), the archive (NULL: none),
    debuginfod if DEBUGINFOD_URLS is set (DEBUGINFOD_TIMEOUT: seconds a
-   request may take [10]); warnings on stderr. */
-struct cgt_locator_options locator_options(const char *build_id_dir, const char *archive);
+   request may take [10], DEBUGINFOD_MAXSIZE: bytes a file may have
+   [4 GiB]); warnings on stderr. */
+struct cgt_locator_options locator_options(const char *build_id_dir, struct cgt_archive *archive);
 
-/* The archive to find modules in: the one named (*archive), else
-   TRACE.archive if it is there (*beside, malloc'd, the caller frees it).
-   Read through first, so that what is wrong with it is said before any
-   work: one named that is not an archive is an error (said; -1), one
-   beside the trace is then not used; a damaged one is used for what it
-   holds whole, said with a warning (1).  0: fine, or none. */
-int choose_archive(const char *trace, const char **archive, char **beside);
+/* Opens the archive at path (cgt_archive_open) as the commands do: its
+   members unpacked as needed into $TMPDIR (else /tmp), within the
+   default limits, or $CGTRACE_ARCHIVE_MAX_BYTES (for tests: a small
+   limit, without making gigabytes).  A damaged archive is said with a
+   warning (1); an error is the caller's to say (negative). */
+int open_archive(const char *path, struct cgt_archive **archive, struct cgt_error *e);
+/* The archive to find modules in (*archive, cgt_archive_close closes it):
+   the one named, else TRACE.archive if it is there.  Read through first,
+   so that what is wrong with it is said before any work: one named that
+   is not an archive is an error (said; -1), one beside the trace is then
+   not used; a damaged one is used for what it holds whole, said with a
+   warning (1).  0: fine, or none (*archive NULL). */
+int choose_archive(const char *trace, const char *named, struct cgt_archive **archive);
 
 int cmd_simulate(int argc, char **argv);
 extern const char usage_simulate[];

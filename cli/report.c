@@ -288,21 +288,6 @@ static char *newest_cgout(void)
 	return best;
 }
 
-/* Unpacks the archive into a directory of $TMPDIR's (*dir, malloc'd).
-   0, 1 if it is damaged (said on stderr: what it holds whole is there),
-   or -1 (said). */
-static int unpack_sources(const char *archive, char **dir)
-{
-	const char *tmp = getenv("TMPDIR");
-	struct cgt_error e;
-	int rc = cgt_archive_unpack(archive, tmp != NULL && *tmp ? tmp : "/tmp", dir, &e);
-	if (rc < 0)
-		report_error(&e);
-	else if (rc > 0)
-		fprintf(stderr, "cgtrace: warning: %s; what it holds whole is used\n", e.msg);
-	return rc < 0 ? -1 : rc;
-}
-
 /* --compare: the options that apply checked, the rest refused. */
 static int compare_files(const char *const *files, unsigned n_files,
 			 const struct cgt_annotate_options *o, unsigned top, unsigned long given)
@@ -340,8 +325,9 @@ int cmd_report(int argc, char **argv)
 	int color = -1, options_done = 0, status = 2, compare = 0;
 	unsigned long given = 0;	/* 1 << enum opt, of the options given */
 	unsigned top = 20;
-	char *newest = NULL, *invocation = NULL, *unpacked = NULL, *sources = NULL;
+	char *newest = NULL, *invocation = NULL;
 	const char *archive = NULL;
+	struct cgt_archive *sources = NULL;
 
 	if (files == NULL)
 		return 1;
@@ -518,14 +504,14 @@ int cmd_report(int argc, char **argv)
 	struct cgt_error e;
 	int archive_damaged = 0;
 	if (archive != NULL) {
-		archive_damaged = unpack_sources(archive, &unpacked);
-		if (archive_damaged < 0 || asprintf(&sources, "%s/sources", unpacked) < 0) {
-			if (archive_damaged >= 0)
-				fprintf(stderr, "cgtrace: out of memory\n");
-			status = 1;
+		/* the sources annotated are unpacked as they are read */
+		archive_damaged = open_archive(archive, &sources, &e);
+		if (archive_damaged < 0) {
+			status = report_error(&e);
 			goto out;
 		}
-		o.sources_dir = sources;
+		o.sources = sources;
+		o.warnings = stderr;
 	}
 	status = archive_damaged ? 3 : 0;
 	if (cgt_annotate(stdout, &o, &e) < 0) {
@@ -533,8 +519,7 @@ int cmd_report(int argc, char **argv)
 		status = 1;
 	}
 out:
-	cgt_archive_unpacked_free(unpacked);
-	free(sources);
+	cgt_archive_close(sources);
 	if (o.show)
 		free(o.show[0]), free(o.show);
 	if (o.sort)

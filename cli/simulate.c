@@ -91,10 +91,10 @@ const char usage_simulate[] =
 	"there is still the one recorded, else from the build-id cache that\n"
 	"cgtrace record fills, else from the archive, else from the servers of\n"
 	"DEBUGINFOD_URLS (each request given up after DEBUGINFOD_TIMEOUT seconds\n"
-	"[10]); a file is used only if its build-id is the recorded one.  A module\n"
-	"found nowhere is shown as ??? with one warning.  An archive named that\n"
-	"is not one is an error; a damaged one is used for the members it holds\n"
-	"whole.\n"
+	"[10] or DEBUGINFOD_MAXSIZE bytes [4 GiB]); a file is used only if its\n"
+	"build-id is the recorded one.  A module found nowhere is shown as ???\n"
+	"with one warning.  An archive named that is not one is an error; a\n"
+	"damaged one is used for the members it holds whole.\n"
 	"\n"
 	"%p in the output name is the recorded program's pid, %q{VAR} the\n"
 	"environment variable VAR, %% a %.\n"
@@ -389,7 +389,7 @@ int cmd_simulate(int argc, char **argv)
 	struct cgt_cache_list lists[CGT_N_LEVELS] = { { 0 } };
 	const char *out_tmpl = NULL;	/* NULL: the default name, never replacing a file */
 	const char *summary_path = NULL, *plot_path = NULL, *build_id_dir = NULL, *archive = NULL;
-	char *beside = NULL;	/* TRACE.archive */
+	struct cgt_archive *opened_archive = NULL;
 	int archive_damaged = 0;
 	uint64_t threads = usable_cpus();
 	int quiet = 0, host = 0, c, status = 1;
@@ -500,7 +500,7 @@ int cmd_simulate(int argc, char **argv)
 	if (status != 0)
 		goto free_lists;
 	status = 1;
-	if ((archive_damaged = choose_archive(path, &archive, &beside)) < 0)
+	if ((archive_damaged = choose_archive(path, archive, &opened_archive)) < 0)
 		goto free_lists;
 
 	struct cgt_decoder *d = NULL;
@@ -615,9 +615,9 @@ int cmd_simulate(int argc, char **argv)
 	/* The modules' symbols and line tables are read meanwhile. */
 	struct preload preload = { NULL, d };
 	pthread_t preloader;
-	const struct cgt_locator_options where = locator_options(build_id_dir, archive);
+	const struct cgt_locator_options where = locator_options(build_id_dir, opened_archive);
 	int preloading = cgt_symbolizer_open(&preload.sy, &where, &e) == 0 &&
-			 pthread_create(&preloader, NULL, preload_modules, &preload) == 0;
+			 cgt_thread_create(&preloader, preload_modules, &preload) == 0;
 	sy = preload.sy;
 	struct progress progress = { isatty(STDERR_FILENO), { 0, 0 } };
 	struct cgt_sim_progress tell = { progress_update, &progress };
@@ -650,19 +650,20 @@ int cmd_simulate(int argc, char **argv)
 	/* A FIFO whose reader went away is an error to report, not a death. */
 	signal(SIGPIPE, SIG_IGN);
 	for (int k = 0; k < n_configs; k++) {
-		struct cgt_output output = { 0 };
+		struct output output = { 0 };
 		if (cgt_sim_profile(sim, (unsigned)k, blocks, &profile, &e) < 0 ||
-		    cgt_output_prepare(&output, out_paths[k], out_tmpl == NULL, &e) < 0 ||
-		    cgt_write_cachegrind_out(output.write_path, &profile, lines, h, &e) < 0 ||
-		    cgt_output_commit(&output, &e) < 0) {
-			cgt_output_blame(&output, &e);
+		    output_prepare(&output, out_paths[k], out_tmpl == NULL, &e) < 0 ||
+		    cgt_write_cachegrind_out(output.file.write_path, &profile, lines, h, &e) < 0 ||
+		    cgt_output_commit(&output.file, &e) < 0) {
+			cgt_output_blame(&output.file, &e);
 			report_error(&e);
-			cgt_output_discard(&output);
+			output_discard(&output);
 			goto out;
 		}
-		if (!quiet && strcmp(output.written, output.path) != 0)
-			fprintf(stderr, "cgtrace: %s exists: wrote %s\n", output.path, output.written);
-		cgt_output_discard(&output);
+		if (!quiet && strcmp(output.file.written, output.file.path) != 0)
+			fprintf(stderr, "cgtrace: %s exists: wrote %s\n", output.file.path,
+				output.file.written);
+		output_discard(&output);
 		memcpy(all_totals + (size_t)k * CGT_MAX_EVENTS, profile.totals, sizeof(profile.totals));
 		if (k + 1 < n_configs)
 			cgt_profile_free(&profile);
@@ -722,6 +723,6 @@ out:
 free_lists:
 	for (int l = 0; l < CGT_N_LEVELS; l++)
 		cgt_cache_list_free(&lists[l]);
-	free(beside);
+	cgt_archive_close(opened_archive);
 	return status;
 }

@@ -701,6 +701,9 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 			"this run only (remove it to store the decode there)\n", decoded, path, why);
 		stored = 0;
 	}
+	/* held from making the temporary to registering it */
+	sigset_t held;
+	cgt_temporaries_hold(&held);
 	if (stored) {
 		fd = create_beside(decoded, &temp);
 		if (fd < 0) {
@@ -714,6 +717,7 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 		free(temp);
 		temp = NULL;
 		if (dir == NULL) {
+			cgt_temporaries_release(&held);
 			free(decoded);
 			return cgt_fail(e, cgt_err_io, "%s: the decoded Intel PT trace cannot be stored "
 					"beside it, and no other directory was given", path);
@@ -723,6 +727,7 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 		else
 			temp = NULL;
 		if (fd < 0) {
+			cgt_temporaries_release(&held);
 			rc = cgt_fail(e, cgt_err_io, "cannot write a file for the decoded Intel PT trace in %s: %s",
 				      dir, strerror(errno));
 			free(temp);
@@ -730,6 +735,8 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 			return rc;
 		}
 	}
+	cgt_temporary_register(temp);
+	cgt_temporaries_release(&held);
 	rc = cgt_pt_decode(path, fd, temp, o, e);
 	if (close(fd) < 0 && rc == 0)
 		rc = cgt_fail(e, cgt_err_io, "%s: %s", temp, strerror(errno));
@@ -748,10 +755,13 @@ static int open_pt(struct cgt_decoder **out, const char *path, const struct cgt_
 		*out = NULL;
 		rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
+	if (rc == 0 && !stored)
+		cgt_temporary_register((*out)->replayed);	/* removed when it is closed */
 	if (rc == 0)
-		(*out)->replay_kept = stored;	/* else temp goes when it is closed */
+		(*out)->replay_kept = stored;
 	else
 		unlink(temp);
+	cgt_temporary_unregister(temp);
 	free(temp);
 	free(decoded);
 	return rc;
@@ -1000,8 +1010,10 @@ void cgt_decoder_close(struct cgt_decoder *d)
 	for (size_t i = 0; i < d->n_maps; i++)
 		cgt_module_free(&d->maps[i].module);
 	free(d->maps);
-	if (d->replayed != NULL && !d->replay_kept)
+	if (d->replayed != NULL && !d->replay_kept) {
 		unlink(d->replayed);	/* a decode for this run only */
+		cgt_temporary_unregister(d->replayed);
+	}
 	free(d->replayed);
 	free(d->losses);
 	free(d);

@@ -125,20 +125,30 @@ static void print_modules(FILE *out, const struct cgt_mapping *maps, size_t n,
 	}
 }
 
-static void print_counts(FILE *out, const struct cgt_trace_counts *n)
+/* n: what ran; u: what of it Cachegrind does not count (executions cut
+   short by a fault, cgt_counts_add_uncounted). */
+static void print_counts(FILE *out, const struct cgt_trace_counts *n, const struct cgt_trace_counts *u)
 {
-	char a[CGT_COUNT_TEXT], b[CGT_COUNT_TEXT];
+	char a[CGT_COUNT_TEXT], b[CGT_COUNT_TEXT], c[CGT_COUNT_TEXT], d[CGT_COUNT_TEXT];
 
-	fprintf(out, "  instructions (Ir):       %s\n", cgt_format_count(n->insns, a));
+	fprintf(out, "  instructions (Ir):       %s\n", cgt_format_count(n->insns - u->insns, a));
 	fprintf(out, "  data reads (Dr):         %s (%s of them read-modify-write)\n",
-		cgt_format_count(n->reads + n->modifies, a), cgt_format_count(n->modifies, b));
-	fprintf(out, "  data writes (Dw):        %s\n", cgt_format_count(n->writes, a));
-	fprintf(out, "  conditional branches:    %s\n", cgt_format_count(n->conds, a));
-	fprintf(out, "  indirect branches:       %s\n", cgt_format_count(n->indirects, a));
+		cgt_format_count(n->reads + n->modifies - u->reads - u->modifies, a),
+		cgt_format_count(n->modifies - u->modifies, b));
+	fprintf(out, "  data writes (Dw):        %s\n", cgt_format_count(n->writes - u->writes, a));
+	fprintf(out, "  conditional branches:    %s\n", cgt_format_count(n->conds - u->conds, a));
+	fprintf(out, "  indirect branches:       %s\n", cgt_format_count(n->indirects - u->indirects, a));
 	fprintf(out, "  block executions:        %s\n", cgt_format_count(n->block_execs, a));
 	fprintf(out, "  distinct blocks:         %s\n", cgt_format_count(n->blocks, a));
 	if (n->threads)
 		fprintf(out, "  threads:                 %s\n", cgt_format_count(n->threads, a));
+	if (u->block_execs)
+		fprintf(out, "  cut short by a fault:    %s execution%s, which up to the fault also ran "
+			     "%s instructions, %s data reads and %s data writes (Cachegrind does not "
+			     "count them, nor do the counts above)\n",
+			cgt_format_count(u->block_execs, a), u->block_execs == 1 ? "" : "s",
+			cgt_format_count(u->insns, b), cgt_format_count(u->reads + u->modifies, c),
+			cgt_format_count(u->writes, d));
 }
 
 int cgt_trace_info(FILE *out, FILE *warn, const char *path, const struct cgt_decoder_options *o,
@@ -146,7 +156,7 @@ int cgt_trace_info(FILE *out, FILE *warn, const char *path, const struct cgt_dec
 {
 	struct cgt_decoder *d;
 	struct cgt_batch b;
-	struct cgt_trace_counts counted = { 0 };
+	struct cgt_trace_counts counted = { 0 }, uncounted = { 0 };
 	int rc = cgt_decoder_open(&d, path, o, e);
 
 	if (rc < 0)
@@ -158,6 +168,7 @@ int cgt_trace_info(FILE *out, FILE *warn, const char *path, const struct cgt_dec
 		uint64_t sp;
 		while ((rc = cgt_batch_next(&b, &x, e)) > 0) {
 			cgt_counts_add_exec(&counted, &x);
+			cgt_counts_add_uncounted(&uncounted, x.block, 1);
 			if (x.block->has_sp && (rc = cgt_batch_sp(&b, &x, &sp, e)) < 0)
 				break;
 		}
@@ -186,13 +197,13 @@ int cgt_trace_info(FILE *out, FILE *warn, const char *path, const struct cgt_dec
 		fprintf(out, "end:            killed by a signal\n");
 	else
 		fprintf(out, "end:            the recorder lost the program's stream\n");
-	fprintf(out, "counts:\n");
+	fprintf(out, "counts (as Cachegrind and simulate count them by default):\n");
 	counted.blocks = cgt_decoder_blocks(d)->n;
 	if (end != NULL) {
 		counted.blocks = end->counts.blocks;
 		counted.threads = end->counts.threads;
 	}
-	print_counts(out, &counted);
+	print_counts(out, &counted, &uncounted);
 	if (end != NULL && memcmp(&counted, &end->counts, sizeof(counted)) != 0)
 		fprintf(out, "warning: the END record's counts differ from the decoded events\n");
 	rc = cgt_decoder_warn_incomplete(d, 1, warn);

@@ -117,7 +117,12 @@ static int copy_into(int in, const char *dest, struct cgt_error *e)
 	char *temp;
 	if (asprintf(&temp, "%s.XXXXXX", dest) < 0)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	sigset_t was;
+	cgt_temporaries_hold(&was);
 	int out = mkstemp(temp);
+	if (out >= 0)
+		cgt_temporary_register(temp);
+	cgt_temporaries_release(&was);
 	if (out < 0) {
 		int rc = cgt_fail(e, cgt_err_io, "cannot create %s: %s", temp, strerror(errno));
 		free(temp);
@@ -143,6 +148,7 @@ static int copy_into(int in, const char *dest, struct cgt_error *e)
 	if (rc == 0 && cgt_rename_noreplace(temp, dest) < 0 && errno != EEXIST)
 		rc = cgt_fail(e, cgt_err_io, "cannot store %s: %s", dest, strerror(errno));
 	unlink(temp);	/* renamed, or not wanted */
+	cgt_temporary_unregister(temp);
 	free(temp);
 	return rc;
 }

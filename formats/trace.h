@@ -14,6 +14,8 @@
 #define CGTRACE_TRACE_H
 
 #include <stddef.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "varint.h"
@@ -463,6 +465,48 @@ int cgt_file_is_trace(const char *path);
    0, or -1 with errno (EEXIST: to exists). */
 int cgt_rename_noreplace(const char *from, const char *to);
 
+/* ---- Temporaries removed when a signal ends the run (temporaries.c) --- */
+
+/*
+ * A file or directory made for a while -- a result before it is renamed
+ * into place, a decode or an archive unpacked for this run -- is
+ * registered as soon as it is made and unregistered once it is renamed or
+ * removed, so that the CLI's handler of a signal that ends the run can
+ * remove what is left (cgt_temporaries_remove_all).  The registry keeps
+ * the pointer, not a copy: path must stay as it is until unregistered.
+ * Any thread may register and unregister at any time, also while a
+ * handler runs; a thread that does so once the removal has begun waits
+ * for the process to die (having removed a path it registered, which the
+ * removal may have missed).  At most CGT_TEMPORARIES_MAX at once: a path
+ * beyond them is not removed by a signal (a run makes a few, a PT decode
+ * one more per IMAGE record, which a trace has at most 256 of).
+ */
+#define CGT_TEMPORARIES_MAX 1024
+void cgt_temporary_register(const char *path);
+void cgt_temporary_unregister(const char *path);
+/* For a signal handler (async-signal-safe): removes every registered path
+   -- a file, or a directory with all in it, never following a symbolic
+   link -- and returns; in a second caller (a signal on another thread), it
+   waits for the process to die instead.  */
+void cgt_temporaries_remove_all(void);
+/* Waits for the process to die if a removal has begun on another thread,
+   so that a run that ends meanwhile exits with the signal's status. */
+void cgt_temporaries_wait_if_removing(void);
+/* The signals that end a run and remove its temporaries: SIGINT, SIGTERM,
+   SIGHUP and SIGPIPE (the CLI handles these). */
+sigset_t cgt_temporaries_signals(void);
+/* Between making a temporary and registering it, a signal would leave it:
+   hold blocks those signals in the calling thread (*was: its mask
+   before), release restores the mask, and a signal held meanwhile is
+   taken then, the temporary registered.  Threads the stages start take
+   none of them (cgt_thread_create), so a held thread holds off the
+   handler. */
+void cgt_temporaries_hold(sigset_t *was);
+void cgt_temporaries_release(const sigset_t *was);
+/* pthread_create, the new thread with those signals blocked: the thread
+   that began the run takes them. */
+int cgt_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg);
+
 /* ---- Payload codecs (trace_records.c) -------------------------------- */
 
 int cgt_header_encode(struct cgt_buf *b, const struct cgt_trace_header *h);
@@ -745,27 +789,60 @@ int cgt_archive_finish(struct cgt_archive_writer *w, struct cgt_error *e);
 void cgt_archive_free(struct cgt_archive_writer *w);
 
 /*
- * Extracts every regular member of the archive at path into dir (made if
- * it is missing), creating subdirectories, never following a symlink
- * there; a member is written under a temporary name and renamed into
- * place when whole, so a name in dir always holds a complete member.
+ * What one archive may hold: its tar stream (headers, data, padding) up
+ * to max_bytes, and up to max_members members; 0: the default.  A zstd
+ * bomb -- a member of gigabytes of zeros in a few kilobytes -- is read no
+ * further than the limit, and what is unpacked of an archive never takes
+ * more than max_bytes of the scratch directory.  Each member held costs
+ * 40 bytes of memory while the archive is open (twice that at most while
+ * it is read through).
+ *
+ * The defaults: an archive holds a program's modules and their debug
+ * files, at most a few GiB (the debug files of the largest programs, a
+ * browser's or a compiler's debug build, are about 2 to 4 GiB), and the
+ * sources their line tables name, tens of thousands of files for the
+ * largest: twice and some ten times that, for an index of 40 MB at most.
+ */
+struct cgt_archive_limits {
+	uint64_t max_bytes;
+	uint32_t max_members;
+};
+#define CGT_ARCHIVE_MAX_BYTES (8ull << 30)
+#define CGT_ARCHIVE_MAX_MEMBERS 1000000u
+
+struct cgt_archive;
+
+/*
+ * Opens the archive at path: reads it through once (memory stays bounded
+ * whatever the sizes it claims), noting where each regular member it
+ * holds whole is; the members are unpacked later, when asked for
+ * (cgt_archive_unpack_member), into a new directory under scratch_dir
+ * (NULL: the archive is only read through, for what it would say).
+ * limits: NULL, the defaults.
  * Returns 0; 1 if the archive is truncated or damaged (the members before
- * the damage are kept) or members were skipped (absolute names, ".."
+ * the damage are held), goes past a limit (the members before it are
+ * held) or has members it will not unpack (absolute names, ".."
  * components, links, devices ...), with e->msg saying what and where
  * ("FILE: truncated at byte offset N (compressed) in member NAME ...");
  * negative if path is not an archive at all (cgt_err_not_trace: not zstd,
- * or no ustar header) or on an I/O error.  Memory stays bounded whatever
- * the sizes the archive claims.  dir NULL: the archive is read through and
- * nothing written, for what it would say.
+ * or no ustar header) or on an I/O error, *a then NULL.
  */
-int cgt_archive_extract(const char *path, const char *dir, struct cgt_error *e);
-/* Extracts the archive at path into a new directory under scratch_dir,
-   whose name goes to *dir (malloc'd): returns as cgt_archive_extract, and
-   on a negative return *dir is NULL and nothing is left behind. */
-int cgt_archive_unpack(const char *path, const char *scratch_dir, char **dir, struct cgt_error *e);
-/* Removes a directory cgt_archive_unpack made, with all in it, and frees
-   its name (NULL: nothing). */
-void cgt_archive_unpacked_free(char *dir);
+int cgt_archive_open(struct cgt_archive **a, const char *path, const char *scratch_dir,
+		     const struct cgt_archive_limits *limits, struct cgt_error *e);
+/*
+ * Unpacks the member named name (as cgt_archive_add names members; of
+ * several of that name, the last), the first time it is asked for, never
+ * following a symlink in the directory; a member is written under a
+ * temporary name and renamed into place when whole, so a name there
+ * always holds a complete member.  1 with its path in *path (malloc'd);
+ * 0 if the archive holds no such member whole (*path NULL); negative on
+ * an error (it cannot be written, the archive changed since it was
+ * opened, scratch_dir was NULL).
+ */
+int cgt_archive_unpack_member(struct cgt_archive *a, const char *name, char **path,
+			      struct cgt_error *e);
+/* Removes what was unpacked and frees a (NULL: nothing). */
+void cgt_archive_close(struct cgt_archive *a);
 
 /* ---- Blocks and events (trace_blocks.c, trace_events.c) -------------- */
 
@@ -802,6 +879,19 @@ int cgt_block_table_add(struct cgt_block_table *t, const struct cgt_insn *insns,
    instructions and ops are not a prefix of from's, or they are not what
    kind says they are). */
 const char *cgt_block_mark_cut(struct cgt_block_table *t, uint32_t id, uint32_t from, unsigned kind);
+
+/* How many of the ops of a block cut short by a fault (blk->cut_from)
+   Cachegrind counted, all of an ordinary block's.  Its instrumentation
+   queues events -- the instruction fetches if ir, the data references
+   if data, and branches -- 16 at most, and calls its helpers for the
+   queued ones before the statement that adds a 17th, before a side exit
+   (its branch included, so branches never wait) and before a guarded
+   access (whose own helper follows at once).  The fault stops everything
+   from the faulting statement on, so the events queued since the last of
+   those are lost, the faulting instruction's own among them.  Callgrind
+   queues alike, without fetches unless it simulates caches.  (Both also
+   call the helpers at a load-linked, which amd64 code has none of.) */
+uint32_t cgt_block_counted_ops(const struct cgt_block *blk, int ir, int data);
 
 /* Appends the definition of block id to a BLOCKS payload. */
 int cgt_blocks_encode(struct cgt_buf *b, const struct cgt_block *blk);
@@ -954,6 +1044,14 @@ void cgt_counts_add_exits(struct cgt_trace_counts *counts, const struct cgt_bloc
 			  uint32_t exit, uint64_t times);
 void cgt_counts_add_guarded(struct cgt_trace_counts *counts, const struct cgt_block *blk,
 			    uint32_t exit, const uint64_t *values);
+/* What executions of a block cut short by a fault ran that Cachegrind
+   does not count (its ops past cgt_block_counted_ops(blk, 1, 1), the
+   rule of simulate's default, with cache simulation): times executions
+   of blk into uncounted, whose block_execs counts them.  The counts above
+   hold what ran; whoever prints them takes these off, so that every
+   count cgtrace prints is Cachegrind's.  Nothing for an ordinary block. */
+void cgt_counts_add_uncounted(struct cgt_trace_counts *uncounted, const struct cgt_block *blk,
+			      uint64_t times);
 
 /* ---- cachegrind.out files (cgout_write.c) ----------------------------- */
 

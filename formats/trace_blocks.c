@@ -417,3 +417,43 @@ const char *cgt_block_mark_cut(struct cgt_block_table *t, uint32_t id, uint32_t 
 	b->cut_kind = (uint8_t)kind;
 	return NULL;
 }
+
+/* Cachegrind's and Callgrind's N_EVENTS. */
+#define EVENT_QUEUE 16
+
+uint32_t cgt_block_counted_ops(const struct cgt_block *blk, int ir, int data)
+{
+	if (!blk->cut_from)
+		return blk->n_ops;
+	uint32_t flushed = 0, queued = 0;
+	for (uint32_t k = 0; k < blk->n_ops; k++) {
+		int events = 0;
+		switch (blk->ops[k].kind) {
+		case CGT_OP_INSN: events = ir; break;
+		case CGT_OP_READ:
+		case CGT_OP_WRITE:
+		case CGT_OP_MODIFY: events = data; break;
+		case CGT_OP_READ_GUARDED:
+		case CGT_OP_WRITE_GUARDED:
+			if (data) {
+				flushed = k + 1;
+				queued = 0;
+			}
+			break;
+		case CGT_OP_COND:
+		case CGT_OP_COND_INV:
+		case CGT_OP_EXIT:
+			flushed = k + 1;
+			queued = 0;
+			break;
+		}
+		if (events) {
+			if (queued == EVENT_QUEUE) {
+				flushed = k;
+				queued = 0;
+			}
+			queued++;
+		}
+	}
+	return flushed;
+}

@@ -208,6 +208,25 @@ void cgt_counts_add_guarded(struct cgt_trace_counts *n, const struct cgt_block *
 	}
 }
 
+void cgt_counts_add_uncounted(struct cgt_trace_counts *u, const struct cgt_block *blk,
+			      uint64_t times)
+{
+	if (blk->cut_from == NULL)
+		return;
+	u->block_execs += times;
+	for (uint32_t k = cgt_block_counted_ops(blk, 1, 1); k < blk->n_ops; k++) {
+		/* Guarded accesses and branches are handed on at once: none is
+		   past the counted ops. */
+		switch (blk->ops[k].kind) {
+		case CGT_OP_INSN: u->insns += times; break;
+		case CGT_OP_READ: u->reads += times; break;
+		case CGT_OP_WRITE: u->writes += times; break;
+		case CGT_OP_MODIFY: u->modifies += times; break;
+		default: break;
+		}
+	}
+}
+
 void cgt_counts_add_exec(struct cgt_trace_counts *n, const struct cgt_exec *x)
 {
 	cgt_counts_add_exits(n, x->block, x->exit, 1);

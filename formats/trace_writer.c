@@ -166,7 +166,7 @@ int cgt_writer_open(struct cgt_writer **out, int fd, const char *path, struct cg
 	}
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
-	if (pthread_create(&w->thread, NULL, compressor_main, w) != 0) {
+	if (cgt_thread_create(&w->thread, compressor_main, w) != 0) {
 		for (unsigned i = 0; i < RING; i++)
 			free(w->ring[i].data);
 		free(w->path);

@@ -72,6 +72,21 @@ int record_exit_status(int wstatus)
 	return 1;
 }
 
+/* SIGCHLD's disposition as cgtrace was started with (see backend.h). */
+static void (*sigchld_given)(int) = SIG_DFL;
+
+void record_take_sigchld(void)
+{
+	sigchld_given = signal(SIGCHLD, SIG_DFL);
+	if (sigchld_given == SIG_ERR)
+		sigchld_given = SIG_DFL;
+}
+
+void record_give_back_sigchld(void)
+{
+	signal(SIGCHLD, sigchld_given);
+}
+
 static pid_t shielded_pid;
 
 static void forward_signal(int sig)

@@ -32,11 +32,34 @@ int record_open_output_temporary(struct cgt_output *o, const char *path, struct 
    the signal that killed it. */
 int record_exit_status(int wstatus);
 
+/* An ignored SIGCHLD (a shell may start cgtrace so) has the kernel reap
+   children unasked, and the program's exit status is lost: the recorder
+   takes the default, and the program's child process gives the program
+   the disposition cgtrace was given, between fork and exec. */
+void record_take_sigchld(void);
+void record_give_back_sigchld(void);
+
 /* While the program (pid) runs, cgtrace must outlive it to finish the
    trace: terminal signals reach the program directly (same process
    group), and termination requests sent to cgtrace alone are passed on.
    pid 0 restores the defaults. */
 void record_shield_signals(pid_t pid);
+
+/* The children a recording waits for: all but those this process was
+   given when it started (children.c). */
+struct record_children {
+	pid_t *given;		/* children it had before it started any */
+	size_t n_given, cap;
+};
+
+/* Notes the children this process has now, before it starts any:
+   0, or a status with e set. */
+int record_children_init(struct record_children *c, struct cgt_error *e);
+/* Waits until no child of this process is left but the given ones: those
+   it started, and those that reached it as a subreaper.  c NULL: a
+   process cgtrace forked, all of whose children are its own. */
+void record_children_wait(const struct record_children *c);
+void record_children_free(struct record_children *c);
 
 /* Says "cgtrace: MSG" on a line of notes (the caller's stream, NULL for
    none), in one write, flushed: forked processes write there too. */

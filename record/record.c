@@ -137,6 +137,7 @@ int cgt_record(const struct cgt_record_options *o, struct cgt_error *e)
 
 	if (rc < 0)
 		return rc;
+	record_take_sigchld();
 	int pt = o->backend == CGT_BACKEND_PT || (o->backend == CGT_BACKEND_AUTO && cgt_host_has_intel_pt());
 	if (pt && o->vex_guest_chase_given)
 		return cgt_fail(e, cgt_err_invalid,

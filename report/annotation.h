@@ -95,7 +95,8 @@ int annotation_sum_unannotated(struct annotation *a, const char *const *mfls, si
 			       count_t **sums);
 
 /* Where each of names[0 .. n) is read from: itself, or where it is not
-   readable and o->sources_dir is set, its copy there (source_paths.c).
+   readable and o->sources holds it, its copy unpacked from there
+   (source_paths.c).
    NULL if out of memory. */
 char **annotation_source_paths(const struct cgt_annotate_options *o, const char *const *names,
 			       unsigned n);

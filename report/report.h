@@ -15,17 +15,23 @@
 
 /* Where to look for a module's file when the recorded path no longer
    holds it, each place used only for a file with the recorded build-id:
-   the build-id cache, an archive (unpacked into scratch_dir for the run),
-   with debuginfod set, the servers libdebuginfod takes from
-   DEBUGINFOD_URLS (each request given up after debuginfod_timeout
-   seconds; 0: 10).  NULL / 0: not that place.
-   warnings: where a file refused is said (NULL: nowhere). */
+   the build-id cache, an archive (cgt_archive_open'd with a scratch
+   directory, the caller's: the members asked for are unpacked there),
+   with debuginfod_urls set (DEBUGINFOD_URLS, which libdebuginfod reads
+   itself), its servers: each request given up after debuginfod_timeout
+   seconds (0: 10) or debuginfod_max_bytes (0: 4 GiB), a request given up
+   or a file refused taken out of libdebuginfod's cache (debuginfod_cache,
+   NULL: unknown), and the servers not asked again in the run.  NULL / 0:
+   not that place.
+   warnings: where a file refused or a server's failure is said (NULL:
+   nowhere). */
 struct cgt_locator_options {
 	const char *build_id_dir;
-	const char *archive;
-	const char *scratch_dir;
-	int debuginfod;
+	struct cgt_archive *archive;
+	const char *debuginfod_urls;
+	const char *debuginfod_cache;
 	int debuginfod_timeout;
+	uint64_t debuginfod_max_bytes;
 	FILE *warnings;
 };
 
@@ -194,9 +200,12 @@ struct cgt_annotate_options {
 	const char *invocation;		/* for the Metadata section */
 	int color;			/* shade counts by their share of the total */
 	/* where a source file named by an absolute path that is not readable
-	   there is read from: the sources/ of an unpacked archive, holding
-	   it under cgt_archive_source_member's name; NULL: nowhere */
-	const char *sources_dir;
+	   there is read from: an archive holding it under
+	   cgt_archive_source_member's name, unpacked when it is annotated;
+	   NULL: nowhere.  warnings: where a member that cannot be unpacked is
+	   said (NULL: nowhere). */
+	struct cgt_archive *sources;
+	FILE *warnings;
 	int json;			/* the same data as JSON */
 };
 

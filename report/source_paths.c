@@ -2,7 +2,8 @@
  * Where `cgtrace report` reads a source file it annotates (annotation.h):
  * at the name the profile gives, else -- another machine, the source tree
  * gone -- from the sources an archive carried (`report --archive`),
- * filed under the same name (cgt_archive_source_member).
+ * filed under the same name (cgt_archive_source_member), unpacked only
+ * when a file is annotated.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,23 +12,20 @@
 
 #include "annotation.h"
 
-/* name's copy under the sources directory if there is one there, else
+/* name's copy unpacked from the sources archive if it holds one, else
    name itself (malloc'd), NULL if out of memory. */
-static char *source_path(const char *sources_dir, const char *name)
+static char *source_path(const struct cgt_annotate_options *o, const char *name)
 {
 	char *member, *path = NULL;
-	if (sources_dir == NULL || access(name, R_OK) == 0 ||
+	if (o->sources == NULL || access(name, R_OK) == 0 ||
 	    (member = cgt_archive_source_member(name)) == NULL)
 		return strdup(name);
-	/* member is "sources/PATH"; sources_dir is the unpacked sources/ */
-	if (asprintf(&path, "%s/%s", sources_dir, member + strlen("sources/")) < 0)
-		path = NULL;
+	struct cgt_error e;
+	int rc = cgt_archive_unpack_member(o->sources, member, &path, &e);
 	free(member);
-	if (path != NULL && access(path, R_OK) != 0) {
-		free(path);
-		return strdup(name);
-	}
-	return path;
+	if (rc < 0 && o->warnings != NULL)
+		fprintf(o->warnings, "cgtrace: warning: %s\n", e.msg);
+	return rc > 0 ? path : strdup(name);
 }
 
 char **annotation_source_paths(const struct cgt_annotate_options *o, const char *const *names,
@@ -35,7 +33,7 @@ char **annotation_source_paths(const struct cgt_annotate_options *o, const char 
 {
 	char **paths = calloc(n > 0 ? n : 1, sizeof(*paths));
 	for (unsigned i = 0; paths != NULL && i < n; i++) {
-		paths[i] = source_path(o->sources_dir, names[i]);
+		paths[i] = source_path(o, names[i]);
 		if (paths[i] == NULL) {
 			annotation_source_paths_free(paths, i);
 			paths = NULL;

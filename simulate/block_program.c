@@ -13,46 +13,6 @@ static void *carve(char **p, size_t n)
 	return at;
 }
 
-/* Cachegrind's and Callgrind's N_EVENTS. */
-#define EVENT_QUEUE 16
-
-uint32_t queue_flushed_ops(const struct cgt_block *blk, int ir, int data)
-{
-	if (!blk->cut_from)
-		return blk->n_ops;
-	uint32_t flushed = 0, queued = 0;
-	for (uint32_t k = 0; k < blk->n_ops; k++) {
-		int events = 0;
-		switch (blk->ops[k].kind) {
-		case CGT_OP_INSN: events = ir; break;
-		case CGT_OP_READ:
-		case CGT_OP_WRITE:
-		case CGT_OP_MODIFY: events = data; break;
-		case CGT_OP_READ_GUARDED:
-		case CGT_OP_WRITE_GUARDED:
-			if (data) {
-				flushed = k + 1;
-				queued = 0;
-			}
-			break;
-		case CGT_OP_COND:
-		case CGT_OP_COND_INV:
-		case CGT_OP_EXIT:
-			flushed = k + 1;
-			queued = 0;
-			break;
-		}
-		if (events) {
-			if (queued == EVENT_QUEUE) {
-				flushed = k;
-				queued = 0;
-			}
-			queued++;
-		}
-	}
-	return flushed;
-}
-
 struct block_program *block_program_compile(const struct cgt_block *blk,
 					    const struct block_program_options *o)
 {
@@ -76,7 +36,7 @@ struct block_program *block_program_compile(const struct cgt_block *blk,
 	const int keep_data = o->cache_sim || blk->n_guarded;
 	uint32_t fetches = 0, data = 0, conds = 0, exits = 0, values = 0;
 	uint64_t prev_last_line = UINT64_MAX;
-	bp->whole_ops = queue_flushed_ops(blk, 1, o->cache_sim);
+	bp->whole_ops = cgt_block_counted_ops(blk, 1, o->cache_sim);
 	for (uint32_t k = 0; k < bp->whole_ops; k++) {
 		const struct cgt_op *op = &blk->ops[k];
 		const struct cgt_insn *in = &blk->insns[op->insn];

@@ -72,7 +72,7 @@ struct block_program {
 	uint64_t indirect_pc;
 	uint32_t indirect_op;
 	uint32_t max_refs;	/* fetches + data of the longest prefix */
-	uint32_t whole_ops;	/* ops counted when run to the end (queue_flushed_ops) */
+	uint32_t whole_ops;	/* ops counted when run to the end (cgt_block_counted_ops) */
 	uint8_t *data_guarded;	/* only when n_guarded */
 	uint32_t *data_ops;
 	uint64_t (*op_counts)[OP_COUNTERS];	/* [n_ops] */
@@ -94,19 +94,6 @@ static inline uint8_t cachegrind_access_size(uint32_t size, uint32_t min_line)
 {
 	return (uint8_t)(size > min_line ? min_line : size);
 }
-
-/* How many of the ops of a block cut short by a fault (blk->cut_from)
-   Cachegrind counted, all of an ordinary block's.  Its instrumentation
-   queues events -- the instruction fetches if ir, the data references
-   if data, and branches -- 16 at most, and calls its helpers for the
-   queued ones before the statement that adds a 17th, before a side exit
-   (its branch included, so branches never wait) and before a guarded
-   access (whose own helper follows at once).  The fault stops everything
-   from the faulting statement on, so the events queued since the last of
-   those are lost, the faulting instruction's own among them.  Callgrind
-   queues alike, without fetches unless it simulates caches.  (Both also
-   call the helpers at a load-linked, which amd64 code has none of.) */
-uint32_t queue_flushed_ops(const struct cgt_block *blk, int ir, int data);
 
 /* One allocation, free()d with the returned pointer; NULL if out of
    memory.  Counters start at zero. */

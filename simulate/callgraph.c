@@ -1379,7 +1379,7 @@ static void charge_exec(struct replay *r, struct thread *t, uint32_t c, const st
 	if (blk->cut_from != NULL) {
 		/* cut short by a fault: what the queue had handed on (the
 		   producer simulated the same) */
-		for (uint32_t k = 0, end = queue_flushed_ops(blk, r->o->cache_sim, r->o->cache_sim);
+		for (uint32_t k = 0, end = cgt_block_counted_ops(blk, r->o->cache_sim, r->o->cache_sim);
 		     k < end; k++) {
 			int col = event_column(r, blk->ops[k].kind);
 			if (col < 0)
@@ -2660,7 +2660,7 @@ static int replay_pipelined(struct replay *r, struct producer *p, struct cgt_err
 	pl->producer = p;
 	pthread_t thread;
 	int rc = 1;
-	if (pthread_create(&thread, NULL, producer_thread, pl) != 0) {
+	if (cgt_thread_create(&thread, producer_thread, pl) != 0) {
 		rc = cgt_fail(e, cgt_err_nomem, "cannot start a thread");
 		goto out;
 	}

@@ -1253,7 +1253,7 @@ static struct ref_program *compile(struct hier *h, const struct cgt_block *blk)
 		h->slots[h->n_slots++] = (struct slot_owner){ blk->id, k };
 	uint32_t n = 0, values = 0, exits = 0;
 	uint64_t prev_last_line = UINT64_MAX;
-	for (uint32_t k = 0, end = queue_flushed_ops(blk, 1, 1); k < end; k++) {
+	for (uint32_t k = 0, end = cgt_block_counted_ops(blk, 1, 1); k < end; k++) {
 		const struct cgt_op *op = &blk->ops[k];
 		const struct cgt_insn *in = &blk->insns[op->insn];
 		switch (op->kind) {
@@ -1621,7 +1621,7 @@ int hier_run(struct hier *h, const char *path, unsigned threads,
 	if (threads > h->n_parts + 1)
 		threads = h->n_parts + 1;
 	for (unsigned t = 1; t < threads; t++) {
-		if (pthread_create(&ids[t], NULL, take_turns, &taking) != 0)
+		if (cgt_thread_create(&ids[t], take_turns, &taking) != 0)
 			break;
 		started = t;
 	}

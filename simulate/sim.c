@@ -709,7 +709,7 @@ static void run_workers(struct cgt_sim *s, unsigned n, struct cgt_decoder *d,
 		w->s = s;
 		args[t] = (struct thread_args){ s, w, d, progress, 0 };
 		/* The first runs on this thread. */
-		if (t > 0 && pthread_create(&ids[t], NULL, worker_main, &args[t]) != 0) {
+		if (t > 0 && cgt_thread_create(&ids[t], worker_main, &args[t]) != 0) {
 			s->n_workers--;
 			break;
 		}
@@ -746,7 +746,7 @@ static int count_beside_hierarchy(struct cgt_sim *s, struct cgt_decoder *d, unsi
 	struct thread_args idle = { s, &s->workers[s->n_workers++], d, NULL, 1 };
 	idle.w->s = s;
 	pthread_t idle_id;
-	int idle_started = pthread_create(&idle_id, NULL, idle_worker_main, &idle) == 0;
+	int idle_started = cgt_thread_create(&idle_id, idle_worker_main, &idle) == 0;
 	int rc = hier_run(s->hier, s->trace_path, threads, progress, e);
 	if (rc < 0)
 		fail_at(s, 0, e);	/* the counting stops */

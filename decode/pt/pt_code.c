@@ -29,11 +29,17 @@ static int add_bytes(struct pt_code *c, const struct pt_image_bytes *im, const c
 		return cgt_fail(e, cgt_err_io, "no directory was given for the %s code", im->name);
 	if (asprintf(&path, "%s/cgtrace-code.XXXXXX", dir) < 0)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	sigset_t was;
+	cgt_temporaries_hold(&was);
 	int fd = mkstemp(path);
+	if (fd >= 0)
+		cgt_temporary_register(path);
+	cgt_temporaries_release(&was);
 	if (fd < 0 || write(fd, im->data, im->len) != (ssize_t)im->len) {
 		if (fd >= 0) {
 			close(fd);
 			unlink(path);
+			cgt_temporary_unregister(path);
 		}
 		cgt_fail(e, cgt_err_io, "cannot write the %s code to %s", im->name, path);
 		free(path);
@@ -44,6 +50,7 @@ static int add_bytes(struct pt_code *c, const struct pt_image_bytes *im, const c
 	    cgt_array_grow(&c->temp_files, &c->cap_temp_files, c->n_temp_files, 1,
 			   sizeof(*c->temp_files)) < 0) {
 		unlink(path);
+		cgt_temporary_unregister(path);
 		free(path);
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
@@ -99,6 +106,7 @@ void pt_code_free(struct pt_code *c)
 	pt_iscache_free(c->iscache);
 	for (size_t i = 0; i < c->n_temp_files; i++) {
 		unlink(c->temp_files[i]);
+		cgt_temporary_unregister(c->temp_files[i]);
 		free(c->temp_files[i]);
 	}
 	free(c->temp_files);

@@ -402,6 +402,7 @@ static void run_child(int go_r, int go_w, char *const *argv, int notes_fd)
 	if (read(go_r, &go, 1) != 1)
 		_exit(127);	/* the parent gave up */
 	close(go_r);
+	record_give_back_sigchld();
 	execvp(argv[0], argv);
 	int err = errno;
 	record_child_note(notes_fd, "cannot run '%s': %s", argv[0], strerror(err));
@@ -526,7 +527,7 @@ int pt_record(const struct cgt_record_options *o, int trace, struct cgt_error *e
 	else
 		put(&s, CGT_REC_HEADER);
 	write_config(&s);
-	if (pthread_create(&s.reader, NULL, reader_main, &s) != 0) {
+	if (cgt_thread_create(&s.reader, reader_main, &s) != 0) {
 		status = cgt_fail(e, cgt_err_io, "cannot start the reader thread");
 		goto abandon;
 	}

@@ -361,8 +361,7 @@ static void run_sink(struct vg_transport *t, const char *tmpl, long pid, char **
 			vg_session_report(&s, notes);
 	}
 	cgt_output_discard(&out);
-	while (wait(NULL) > 0 || errno == EINTR)
-		;	/* the sinks of its fork children */
+	record_children_wait(NULL);	/* the sinks of its fork children */
 	_exit(status);
 }
 

@@ -101,6 +101,7 @@ static void run_child(int go_fd, int go_w, struct vg_transport *t, char **vg_arg
 		_exit(127);	/* the parent gave up (or died): nothing may run */
 	close(go_fd);
 	signal(SIGXFSZ, xfsz_given);	/* the program's, as the shell gave it */
+	record_give_back_sigchld();
 	vg_transport_pass_to_tool(t);	/* the only descriptors the tool inherits */
 	execve(vg_argv[0], vg_argv, envp);
 	record_child_note(notes_fd, "cannot start Valgrind (%s): %s", vg_argv[0], strerror(errno));
@@ -114,6 +115,7 @@ int vg_record(const struct cgt_record_options *o, struct cgt_error *e)
 	struct vg_session s = { .out_fd = -1, .tmpl = tmpl, .notes = o->notes, .quiet = o->quiet };
 	s.stream.build_ids.dir = o->build_id_dir;
 	struct vg_launch launch = { 0 };
+	struct record_children children = { 0 };
 	struct vg_transport tr = { .shm_fd = -1, .ready = { -1, -1 }, .freed = { -1, -1 },
 				.ctl = { -1, -1 } };
 	int go[2] = { -1, -1 };
@@ -125,7 +127,8 @@ int vg_record(const struct cgt_record_options *o, struct cgt_error *e)
 	if (xfsz_given == SIG_ERR)
 		xfsz_given = SIG_DFL;
 	tool = vg_tool_path();
-	if ((status = check_valgrind(tool, e)) < 0)
+	if ((status = check_valgrind(tool, e)) < 0 ||
+	    (status = record_children_init(&children, e)) < 0)
 		goto out;
 	if (o->trace_children && strstr(tmpl, "%p") == NULL) {
 		status = cgt_fail(e, cgt_err_invalid,
@@ -267,9 +270,9 @@ wait_children:
 	/* Traces of child processes still being written: of fork children
 	   (whose sinks are ours), and with --trace-children=yes of every
 	   process (we are their subreaper). */
-	while (wait(NULL) > 0 || errno == EINTR)
-		;
+	record_children_wait(&children);
 out:
+	record_children_free(&children);
 	signal(SIGXFSZ, xfsz_given);
 	vg_launch_cleanup(&launch);
 	vg_transport_close(&tr);

@@ -318,8 +318,7 @@ static void child_finish(struct vg_session *s)
 			vg_session_report(s, s->notes);
 	}
 	cgt_output_discard(&s->child_output);
-	while (wait(NULL) > 0 || errno == EINTR)
-		;	/* the sinks of its own children */
+	record_children_wait(NULL);	/* the sinks of its own children */
 	_exit(0);
 }
 
@@ -403,7 +402,9 @@ void vg_session_report(const struct vg_session *s, FILE *notes)
 {
 	struct stat st;
 	char n[CGT_COUNT_TEXT];
-	uint64_t insns = s->stream.counts.insns;
+	/* as simulate counts them (what executions cut by a fault ran up to
+	   it is in the trace; info says how much) */
+	uint64_t insns = s->stream.counts.insns - s->stream.uncounted.insns;
 	double bytes = stat(s->path, &st) == 0 ? (double)st.st_size : 0;
 
 	char cache[4200];

@@ -568,6 +568,7 @@ static int on_cut(struct vg_stream *c, const uint8_t *p, uint32_t len)
 	if ((rc = put_exec(c, blk, 0, c->values, sp)) < 0)
 		return rc;
 	cgt_counts_add_exits(&c->res->counts, blk, 0, 1);
+	cgt_counts_add_uncounted(&c->res->uncounted, blk, 1);
 	c->res->cuts_unplaced += k == UINT32_MAX;
 	return 0;
 }

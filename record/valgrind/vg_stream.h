@@ -21,6 +21,8 @@ struct vg_stream_result {
 	   their entries are recorded */
 	uint64_t cuts_unplaced;
 	struct cgt_trace_counts counts;
+	/* what of counts Cachegrind does not count (cgt_counts_add_uncounted) */
+	struct cgt_trace_counts uncounted;
 	struct record_build_ids build_ids;	/* dir set by the caller */
 };
 

@@ -9,21 +9,31 @@
 # at a division (its handler jumps out), which the recorder cannot place.
 # (Callgrind's reading of them: tests/e2e/simulate_callgrind.sh.)
 source "$(dirname "$0")/../lib.sh"
-plan 26
+plan 33
 
 caches="--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
 options=("--cache-sim=yes --branch-sim=yes" "--cache-sim=no" "--cache-sim=no --branch-sim=yes")
 
 for p in faults cutfaults divfault; do
-	clean_env "$CGTRACE" record -q -o $p.zst -- "$PROGS/$p" >/dev/null
+	clean_env "$CGTRACE" record -o $p.zst -- "$PROGS/$p" >/dev/null 2>$p.notes
 	for o in "${options[@]}"; do
 		rm -f cg.out ct.out
 		CG_OPTS="$o $caches" cachegrind cg.out "$PROGS/$p"
 		"$CGTRACE" simulate -q $o $caches -o ct.out $p.zst
 		check_eq "$p, $o: Cachegrind's totals" "$(summary_line cg.out)" "$(summary_line ct.out)"
 		check_same_file "$p, $o: Cachegrind's file, byte for byte" cg.out ct.out
+		[ "$o" = "${options[0]}" ] && cp cg.out cg-default.out
 	done
+	# Every count cgtrace prints is Cachegrind's (its default, with cache
+	# simulation), although the trace holds what the cut executions ran.
+	check_eq "$p: info's Ir Dr Dw are Cachegrind's" \
+		"$(summary_field cg-default.out Ir) $(summary_field cg-default.out Dr) $(summary_field cg-default.out Dw)" \
+		"$(info_counts $p.zst)"
+	check_eq "$p: record's summary counts Cachegrind's Ir" "$(summary_field cg-default.out Ir)" \
+		"$(sed -n 's/^cgtrace: recorded \([0-9,]*\) instructions .*/\1/p' $p.notes | tr -d ,)"
 done
+check_contains "cutfaults: info says what the cut executions ran that is not counted" \
+	"cut short by a fault:    10 executions, which up to the fault also ran" "$("$CGTRACE" info cutfaults.zst)"
 
 dump=$("$CGTRACE" dump cutfaults.zst)
 check_eq "cutfaults: ten executions cut short, each at an access" 10 \

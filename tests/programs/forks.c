@@ -5,7 +5,9 @@
              grandchild's trace is finished first);
      system  system("true") three times: children that call execve;
      kill    a child that runs until its parent kills it (SIGKILL);
-     noexec  a child whose execve fails, and which goes on. */
+     noexec  a child whose execve fails, and which goes on;
+     orphan  a child that works on for a second after its parent has
+             exited (the recorder must wait for its trace). */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +79,15 @@ int main(int argc, char **argv)
 		}
 		waitpid(p, &status, 0);
 		return WIFEXITED(status) && WEXITSTATUS(status) == 3 ? 0 : 1;
+	}
+	if (strcmp(what, "orphan") == 0) {
+		pid_t p = fork();
+		if (p == 0) {
+			sleep(1);
+			work(1000);
+			_exit(0);
+		}
+		return p < 0;
 	}
 	return 2;
 }

@@ -1,6 +1,7 @@
-/* Archives (formats/archive.c): round trips, what the real tar makes of
-   ours and we of its, and input that is truncated, damaged, not an
-   archive or unsafe to extract. */
+/* Archives (formats/archive.c): round trips, members unpacked one at a
+   time as asked, what the real tar makes of ours and we of its, input that
+   is truncated, damaged, not an archive, unsafe to unpack or past the
+   limits, and an archive that changes while open. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +194,68 @@ static void put_zstd(const char *path, const void *data, size_t n)
 	free(z);
 }
 
+/* ---- Reading: open, unpack on demand ----------------------------------- */
+
+/* Unpacks name from a and says whether it is the file expected (NULL:
+   that a holds no such member). */
+static int unpacks_as(struct cgt_archive *a, const char *name, const char *expected)
+{
+	struct cgt_error e = { 0 };
+	char *path;
+	int rc = cgt_archive_unpack_member(a, name, &path, &e);
+	int same = expected == NULL ? rc == 0 && path == NULL
+				    : rc == 1 && same_file(path, expected);
+	if (!same)
+		printf("  %s: %d %s\n", name, rc, rc < 0 ? e.msg : "");
+	free(path);
+	return same;
+}
+
+/* Unpacks name and says whether it holds text. */
+static int unpacks_text(struct cgt_archive *a, const char *name, const char *text)
+{
+	struct cgt_error e = { 0 };
+	char *path;
+	int rc = cgt_archive_unpack_member(a, name, &path, &e);
+	int same = rc == 1 && has(path, text);
+	if (!same)
+		printf("  %s: %d %s\n", name, rc, rc < 0 ? e.msg : "");
+	free(path);
+	return same;
+}
+
+/* The directory members of a are unpacked into (after one was). */
+static char *unpack_dir(struct cgt_archive *a, const char *member)
+{
+	struct cgt_error e = { 0 };
+	char *path;
+	if (cgt_archive_unpack_member(a, member, &path, &e) != 1)
+		return strdup("?");
+	*strstr(path, member) = '\0';
+	return path;
+}
+
+static int files_under(const char *dir)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "find '%s' -type f | wc -l", dir);
+	char *count = run(cmd);
+	int n = atoi(count);
+	free(count);
+	return n;
+}
+
+/* The number of zstd frames in the file at path, as zstd -l counts them. */
+static int zstd_frames(const char *path)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "zstd -l '%s' | awk 'NR == 2 { print $1 }'", path);
+	char *count = run(cmd);
+	int n = atoi(count);
+	free(count);
+	return n;
+}
+
 /* ---- Tests --------------------------------------------------------------- */
 
 static void round_trip(void)
@@ -207,19 +270,20 @@ static void round_trip(void)
 	put_bytes("rt/src/empty", "", 0);
 	put_noise("rt/src/big", 300000);
 	put_bytes(long_src, "int x;\n", 7);
-	/* last: more decompressed bytes than a read of the file gives at once */
-	uint8_t *pattern = malloc(1 << 20);
-	for (size_t i = 0; i < 1 << 20; i++)
+	/* more decompressed bytes than a read of the file gives at once, and
+	   enough to put what follows into a zstd frame of its own */
+	uint8_t *pattern = malloc(5 << 20);
+	for (size_t i = 0; i < 5 << 20; i++)
 		pattern[i] = (uint8_t)"pattern"[i % 7];
-	put_bytes("rt/src/pattern", pattern, 1 << 20);
+	put_bytes("rt/src/pattern", pattern, 5 << 20);
 	free(pattern);
 	struct timeval tv[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
 	utimes("rt/src/big", tv);
 
-	const char *members[] = { "sources/home/u/hello.c", "empty/e", "build-id/ab/cdef0123/elf",
-				  long_member, "p", "sources/home/u/hello.c" };
-	const char *srcs[] = { "rt/src/hello.c", "rt/src/empty", "rt/src/big", long_src,
-			       "rt/src/pattern", "rt/src/big" };
+	const char *members[] = { "sources/home/u/hello.c", "empty/e", "p", "build-id/ab/cdef0123/elf",
+				  long_member, "sources/home/u/hello.c" };
+	const char *srcs[] = { "rt/src/hello.c", "rt/src/empty", "rt/src/pattern", "rt/src/big",
+			       long_src, "rt/src/big" };
 	struct cgt_archive_writer *w;
 	struct cgt_error e = { 0 };
 	int fd = open("rt/a.archive", O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -228,7 +292,7 @@ static void round_trip(void)
 		CHECK(cgt_archive_add(w, members[i], srcs[i], &e) == 1);
 	/* the same name again, from another file: a no-op */
 	CHECK(cgt_archive_add(w, members[5], srcs[5], &e) == 0);
-	CHECK_EQ(cgt_archive_data_bytes(w), 6 + 300000 + 7 + (1 << 20));
+	CHECK_EQ(cgt_archive_data_bytes(w), 6 + 300000 + 7 + (5 << 20));
 	/* not a member name, not a regular file */
 	CHECK(cgt_archive_add(w, "/abs", "rt/src/hello.c", &e) == -cgt_err_invalid);
 	CHECK(cgt_archive_add(w, "a/../b", "rt/src/hello.c", &e) == -cgt_err_invalid);
@@ -239,34 +303,53 @@ static void round_trip(void)
 	CHECK(cgt_archive_finish(w, &e) == 0);
 	cgt_archive_free(w);
 	close(fd);
+	/* the members after the 5 MiB one begin a frame of their own */
+	CHECK_EQ(zstd_frames("rt/a.archive"), 2);
 
-	CHECK(cgt_archive_extract("rt/a.archive", NULL, &e) == 0);	/* read through only */
-	CHECK(!exists("rt/out"));
-	CHECK(cgt_archive_extract("rt/a.archive", "rt/out", &e) == 0);
-	CHECK(same_file("rt/out/sources/home/u/hello.c", "rt/src/hello.c"));
-	CHECK(same_file("rt/out/build-id/ab/cdef0123/elf", "rt/src/big"));
-	char path[512];
-	snprintf(path, sizeof(path), "rt/out/%s", long_member);
-	CHECK(same_file(path, long_src));
-	CHECK(exists("rt/out/empty/e") && same_file("rt/out/empty/e", "rt/src/empty"));
-	CHECK(same_file("rt/out/p", "rt/src/pattern"));
-	char *count = run("find rt/out -type f | wc -l");
-	CHECK(atoi(count) == 5);
-	free(count);
+	struct cgt_archive *a;
+	CHECK(cgt_archive_open(&a, "rt/a.archive", NULL, NULL, &e) == 0);	/* read through only */
+	char *path;
+	CHECK(cgt_archive_unpack_member(a, "p", &path, &e) == -cgt_err_invalid && path == NULL);
+	cgt_archive_close(a);
+
+	mkdir("rt/scratch", 0755);
+	CHECK(cgt_archive_open(&a, "rt/a.archive", "rt/scratch", NULL, &e) == 0);
+	CHECK(files_under("rt/scratch") == 0);	/* nothing unpacked before it is asked for */
+	/* from the end backwards: each from its frame's start */
+	CHECK(unpacks_as(a, long_member, long_src));
+	char *dir = unpack_dir(a, "build-id/ab/cdef0123/elf");
+	CHECK(strncmp(dir, "rt/scratch/cgtrace-archive.", 27) == 0);
+	CHECK(files_under(dir) == 2);	/* only what was asked for */
+	CHECK(unpacks_as(a, "p", "rt/src/pattern"));
+	CHECK(unpacks_as(a, "sources/home/u/hello.c", "rt/src/hello.c"));
+	CHECK(unpacks_as(a, "empty/e", "rt/src/empty"));
+	/* again: the same file; in order: reading on */
+	CHECK(unpacks_as(a, "p", "rt/src/pattern"));
+	CHECK(unpacks_as(a, "./build-id//ab/cdef0123/elf", "rt/src/big"));
+	CHECK(files_under(dir) == 5);
+	/* what it does not hold */
+	CHECK(unpacks_as(a, "sources/home/u/other.c", NULL));
+	CHECK(unpacks_as(a, "../p", NULL));
+	CHECK(unpacks_as(a, "empty", NULL));	/* a directory of the unpacked */
+	char path_there[512];
+	snprintf(path_there, sizeof(path_there), "%sbuild-id/ab/cdef0123/elf", dir);
 	struct stat st;
-	CHECK(stat("rt/out/build-id/ab/cdef0123/elf", &st) == 0 && st.st_mtime == 1000000000 &&
+	CHECK(stat(path_there, &st) == 0 && st.st_mtime == 1000000000 &&
 	      (st.st_mode & 07777) == 0644);
+	cgt_archive_close(a);
+	CHECK(!exists(dir) && files_under("rt/scratch") == 0);	/* removed */
+	free(dir);
 
 	/* the real tar lists and extracts it */
 	char expected[1024];
 	snprintf(expected, sizeof(expected), "%s\n%s\n%s\n%s\n%s\n", members[0], members[1],
-		 members[2], long_member, members[4]);
+		 members[2], members[3], long_member);
 	char *listing = run("tar --zstd -tf rt/a.archive 2>&1");
 	CHECK(strcmp(listing, expected) == 0);
 	if (strcmp(listing, expected) != 0)
 		printf("  tar lists:\n%s", listing);
 	free(listing);
-	char *verbose = run("tar --zstd -tvf rt/a.archive 2>&1 | sed -n 3p");
+	char *verbose = run("tar --zstd -tvf rt/a.archive 2>&1 | sed -n 4p");
 	CHECK(strncmp(verbose, "-rw-r--r--", 10) == 0 && strstr(verbose, " 300000 2001-09-") != NULL);
 	free(verbose);
 	mkdir("rt/tar", 0755);
@@ -275,13 +358,14 @@ static void round_trip(void)
 	free(status);
 	CHECK(same_file("rt/tar/sources/home/u/hello.c", "rt/src/hello.c"));
 	CHECK(same_file("rt/tar/build-id/ab/cdef0123/elf", "rt/src/big"));
-	snprintf(path, sizeof(path), "rt/tar/%s", long_member);
-	CHECK(same_file(path, long_src));
+	char path_tar[512];
+	snprintf(path_tar, sizeof(path_tar), "rt/tar/%s", long_member);
+	CHECK(same_file(path_tar, long_src));
 	CHECK(exists("rt/tar/empty/e"));
 	CHECK(same_file("rt/tar/p", "rt/src/pattern"));
 }
 
-/* What the real tar makes (GNU's long names, pax headers) we extract. */
+/* What the real tar makes (GNU's long names, pax headers) we unpack. */
 static void tar_made_archives(void)
 {
 	char long_name[200];
@@ -306,21 +390,18 @@ static void tar_made_archives(void)
 		CHECK(strcmp(status, "0\n") == 0);
 		free(status);
 		struct cgt_error e = { 0 };
-		char archive_path[64], out[64], got[400];
+		char archive_path[64];
 		snprintf(archive_path, sizeof(archive_path), "tm/%s.tar.zst", formats[i]);
-		snprintf(out, sizeof(out), "tm/out-%s", formats[i]);
-		int rc = cgt_archive_extract(archive_path, out, &e);
+		struct cgt_archive *a;
+		int rc = cgt_archive_open(&a, archive_path, "tm", NULL, &e);
 		CHECK(rc == 0);
 		if (rc != 0)
 			printf("  %s: %s\n", formats[i], e.msg);
-		snprintf(got, sizeof(got), "%s/sub/data", out);
-		CHECK(same_file(got, "tm/src/sub/data"));
-		if (i < 2) {
-			snprintf(got, sizeof(got), "%s/%s", out, long_name);
-			CHECK(same_file(got, path));
-		}
-		snprintf(got, sizeof(got), "%s/%s", out, long_dir);
-		CHECK(same_file(got, in_dir));
+		CHECK(unpacks_as(a, "sub/data", "tm/src/sub/data"));
+		if (i < 2)
+			CHECK(unpacks_as(a, long_name, path));
+		CHECK(unpacks_as(a, long_dir, in_dir));
+		cgt_archive_close(a);
 	}
 }
 
@@ -338,70 +419,81 @@ static void truncated(void)
 
 	put_bytes("tr/half.archive", whole, n / 2);
 	struct cgt_error e = { 0 };
-	CHECK(cgt_archive_extract("tr/half.archive", "tr/out", &e) == 1);
+	struct cgt_archive *a;
+	CHECK(cgt_archive_open(&a, "tr/half.archive", "tr", NULL, &e) == 1);
 	char expected[128];
 	snprintf(expected, sizeof(expected), "tr/half.archive: truncated at byte offset %zu (compressed) in member m/big (",
 		 n / 2);
 	CHECK(strncmp(e.msg, expected, strlen(expected)) == 0);
 	if (strncmp(e.msg, expected, strlen(expected)) != 0)
 		printf("  %s\n", e.msg);
-	CHECK(same_file("tr/out/m/one", "tr/one") && same_file("tr/out/m/two", "tr/two"));
-	CHECK(!exists("tr/out/m/big"));
-	struct cgt_error checked = { 0 };
-	CHECK(cgt_archive_extract("tr/half.archive", NULL, &checked) == 1);
-	CHECK(strcmp(checked.msg, e.msg) == 0);
+	CHECK(unpacks_as(a, "m/one", "tr/one") && unpacks_as(a, "m/two", "tr/two"));
+	CHECK(unpacks_as(a, "m/big", NULL));
+	cgt_archive_close(a);
 
 	/* every cut: never a crash, never success, never half a member */
-	int all_fail = 1, wrong_status = 0;
+	int all_fail = 1, wrong_status = 0, wrong_member = 0;
 	for (size_t cut = 0; cut < n; cut += cut < 600 ? 1 : 997) {
 		put_bytes("tr/cut.archive", whole, cut);
-		int rc = cgt_archive_extract("tr/cut.archive", "tr/cuts", &e);
+		int rc = cgt_archive_open(&a, "tr/cut.archive", "tr", NULL, &e);
 		all_fail &= rc != 0;
 		wrong_status |= cut < 4 ? rc != -cgt_err_not_trace : rc != 1;
+		for (int i = 0; rc == 1 && i < 3; i++) {
+			char *path;
+			int got = cgt_archive_unpack_member(a, members[i], &path, &e);
+			wrong_member |= got < 0 || (got == 1 && !same_file(path, srcs[i]));
+			free(path);
+		}
+		cgt_archive_close(a);
 	}
-	/* the last bytes: the zstd frame's checksum */
-	for (size_t cut = n - 8; cut < n; cut++) {
+	/* the last bytes: the zstd frame's checksum; the members are whole */
+	for (size_t cut = n - 4; cut < n; cut++) {
 		put_bytes("tr/cut.archive", whole, cut);
-		wrong_status |= cgt_archive_extract("tr/cut.archive", "tr/cuts", &e) != 1;
+		wrong_status |= cgt_archive_open(&a, "tr/cut.archive", "tr", NULL, &e) != 1;
+		wrong_member |= !unpacks_as(a, "m/big", "tr/big");
+		cgt_archive_close(a);
 	}
 	CHECK(strstr(e.msg, "after the end-of-archive blocks") != NULL);
 	CHECK(all_fail);
 	CHECK(!wrong_status);
-	char *partial = run("find tr/out tr/cuts -name '.cgtrace-part*' | wc -l");
-	CHECK(atoi(partial) == 0);
-	free(partial);
+	CHECK(!wrong_member);
+	CHECK(files_under("tr") == 6);	/* the sources and archives: nothing left */
 	/* a flipped bit inside the big member's compressed bytes */
 	whole[n / 2] ^= 0x10;
 	put_bytes("tr/flip.archive", whole, n);
-	CHECK(cgt_archive_extract("tr/flip.archive", "tr/flip", &e) == 1);
+	CHECK(cgt_archive_open(&a, "tr/flip.archive", "tr", NULL, &e) == 1);
 	CHECK(strstr(e.msg, "damaged at byte offset") != NULL);
-	CHECK(same_file("tr/flip/m/one", "tr/one"));
+	CHECK(unpacks_as(a, "m/one", "tr/one"));
+	CHECK(unpacks_as(a, "m/big", NULL));
+	cgt_archive_close(a);
 	free(whole);
 }
 
 static void not_archives(void)
 {
 	struct cgt_error e = { 0 };
+	struct cgt_archive *a = (struct cgt_archive *)&e;
 	put_bytes("na/empty", "", 0);
-	CHECK(cgt_archive_extract("na/empty", "na/out", &e) == -cgt_err_not_trace);
+	CHECK(cgt_archive_open(&a, "na/empty", "na", NULL, &e) == -cgt_err_not_trace && a == NULL);
 	CHECK(strstr(e.msg, "na/empty: not a cgtrace archive: it is empty, expected a zstd frame") == e.msg);
 	put_noise("na/garbage", 1000);
-	CHECK(cgt_archive_extract("na/garbage", "na/out", &e) == -cgt_err_not_trace);
+	CHECK(cgt_archive_open(&a, "na/garbage", "na", NULL, &e) == -cgt_err_not_trace);
 	CHECK(strstr(e.msg, "expected a zstd frame (bytes 28 b5 2f fd) at byte offset 0") != NULL);
 	char text[4000];
 	for (size_t i = 0; i < sizeof(text); i++)
 		text[i] = "not a tar file\n"[i % 15];
 	put_zstd("na/text.zst", text, sizeof(text));
-	CHECK(cgt_archive_extract("na/text.zst", "na/out", &e) == -cgt_err_not_trace);
-	CHECK(cgt_archive_extract("na/text.zst", NULL, &e) == -cgt_err_not_trace);
+	CHECK(cgt_archive_open(&a, "na/text.zst", "na", NULL, &e) == -cgt_err_not_trace);
+	CHECK(cgt_archive_open(&a, "na/text.zst", NULL, NULL, &e) == -cgt_err_not_trace);
 	CHECK(strstr(e.msg, "does not begin with a tar (ustar) header: no ustar magic") != NULL);
 	put_zstd("na/short.zst", text, 100);
-	CHECK(cgt_archive_extract("na/short.zst", "na/out", &e) == -cgt_err_not_trace);
+	CHECK(cgt_archive_open(&a, "na/short.zst", "na", NULL, &e) == -cgt_err_not_trace);
 	CHECK(strstr(e.msg, "its zstd data is 100 bytes, less than a tar header") != NULL);
-	CHECK(cgt_archive_extract("na/missing", "na/out", &e) == -cgt_err_io);
-	char *count = run("find na/out -type f | wc -l");
-	CHECK(atoi(count) == 0);
-	free(count);
+	CHECK(cgt_archive_open(&a, "na/missing", "na", NULL, &e) == -cgt_err_io);
+	/* a FIFO: refused, never waited on */
+	CHECK(mkfifo("na/fifo", 0644) == 0);
+	CHECK(cgt_archive_open(&a, "na/fifo", "na", NULL, &e) == -cgt_err_io);
+	CHECK(files_under("na") == 4);
 }
 
 static void bad_checksum(void)
@@ -414,16 +506,19 @@ static void bad_checksum(void)
 	t.p[bad + 1] ^= 1;	/* "a/bad" -> "`/bad", checksum unchanged */
 	put_zstd("bc/a.archive", t.p, t.n);
 	struct cgt_error e = { 0 };
-	CHECK(cgt_archive_extract("bc/a.archive", "bc/out", &e) == 1);
+	struct cgt_archive *a;
+	CHECK(cgt_archive_open(&a, "bc/a.archive", "bc", NULL, &e) == 1);
 	CHECK(strstr(e.msg, "damaged at byte 1024 of the tar stream") != NULL &&
 	      strstr(e.msg, "after member a/ok: expected a tar header, found one with its checksum does not match") != NULL);
-	CHECK(has("bc/out/a/ok", "fine\n"));
-	CHECK(!exists("bc/out/a/bad") && !exists("bc/out/`/bad") && !exists("bc/out/a/after"));
+	CHECK(unpacks_text(a, "a/ok", "fine\n"));
+	CHECK(unpacks_as(a, "a/bad", NULL) && unpacks_as(a, "`/bad", NULL) &&
+	      unpacks_as(a, "a/after", NULL));
+	cgt_archive_close(a);
 	/* the first header: then it is no archive */
 	t.p[bad + 1] ^= 1;
 	t.p[1] ^= 1;
 	put_zstd("bc/b.archive", t.p, t.n);
-	CHECK(cgt_archive_extract("bc/b.archive", "bc/out2", &e) == -cgt_err_not_trace);
+	CHECK(cgt_archive_open(&a, "bc/b.archive", "bc", NULL, &e) == -cgt_err_not_trace);
 	CHECK(strstr(e.msg, "its checksum does not match its bytes") != NULL);
 	free(t.p);
 }
@@ -438,34 +533,41 @@ static void unsafe_names(void)
 	tar_member(&t, "d/", '5', "", 0, NULL);
 	tar_member(&t, "dev", '3', "", 0, NULL);
 	tar_member(&t, "./good//file", '0', "good\n", 5, NULL);
+	tar_member(&t, "other", '0', "other\n", 6, NULL);
 	tar_end(&t);
 	put_zstd("un/a.archive", t.p, t.n);
 	free(t.p);
-	mkdir("un", 0755);
+	mkdir("un/victim", 0755);
 	struct cgt_error e = { 0 };
-	CHECK(cgt_archive_extract("un/a.archive", "un/out", &e) == 1);
+	struct cgt_archive *a;
+	CHECK(cgt_archive_open(&a, "un/a.archive", "un", NULL, &e) == 1);
 	CHECK(strstr(e.msg, "un/a.archive: member '../x' (header at byte 0 of the tar stream) not"
 			    " extracted: a name with a '..' component (and 5 more skipped)") == e.msg);
-	CHECK(exists("un/out/good/file"));
-	CHECK(!exists("un/x") && !exists("x") && !exists("/tmp/cgt-archive-test-absolute") &&
-	      !exists("un/out/lnk") && !exists("un/out/d") && !exists("un/out/dev"));
-	char *count = run("find un -type f | wc -l");
-	CHECK(atoi(count) == 2);	/* the archive and good/file */
-	free(count);
+	const char *unsafe[] = { "../x", "x", "/tmp/cgt-archive-test-absolute",
+				 "tmp/cgt-archive-test-absolute", "y", "lnk", "d", "dev" };
+	for (size_t i = 0; i < sizeof(unsafe) / sizeof(*unsafe); i++)
+		CHECK(unpacks_as(a, unsafe[i], NULL));
+	CHECK(unpacks_text(a, "good/file", "good\n"));
+	CHECK(!exists("un/x") && !exists("x") && !exists("/tmp/cgt-archive-test-absolute"));
 
-	/* a symlink already in the directory is never followed */
-	mkdir("un/victim", 0755);
-	mkdir("un/out2", 0755);
-	CHECK(symlink("../victim", "un/out2/good") == 0);
-	const char *member = "good/file", *src = "un/out/good/file";
-	CHECK(archive("un/b.archive", &member, &src, 1) == 0);
-	CHECK(cgt_archive_extract("un/b.archive", "un/out2", &e) == 1);
-	CHECK(strstr(e.msg, "un/b.archive: member 'good/file' (header at byte 0 of the tar stream)"
-			    " not extracted: ") == e.msg);
+	/* a symlink put into the directory is never followed */
+	char *dir = unpack_dir(a, "other"), link[512];
+	snprintf(link, sizeof(link), "%sgood", dir);
+	char *rm = NULL;
+	CHECK(asprintf(&rm, "rm -r '%s'", link) > 0 && system(rm) == 0);
+	free(rm);
+	CHECK(symlink("../../victim", link) == 0);
+	char *path;
+	CHECK(cgt_archive_unpack_member(a, "good/file", &path, &e) < 0);
+	CHECK(strstr(e.msg, "un/a.archive: cannot unpack member good/file: cannot make its"
+			    " directories: ") == e.msg);
 	CHECK(!exists("un/victim/file"));
+	cgt_archive_close(a);
+	CHECK(files_under("un") == 1);	/* the archive */
+	free(dir);
 }
 
-/* A size of 2^60 is read until the stream stops, never allocated. */
+/* A size of 2^60 is never allocated, never read: past the limit. */
 static void huge_sizes(void)
 {
 	struct tar t = { 0 };
@@ -477,17 +579,106 @@ static void huge_sizes(void)
 	tar_member(&t, "huge", '0', data, sizeof(data), NULL);
 	put_zstd("hs/pax.archive", t.p, t.n);
 	struct cgt_error e = { 0 };
-	CHECK(cgt_archive_extract("hs/pax.archive", "hs/out", &e) == 1);
-	CHECK(strstr(e.msg, "in member huge (5120 of 1152921504606846976 bytes)") != NULL);
-	CHECK(exists("hs/out/small") && !exists("hs/out/huge"));
+	struct cgt_archive *a;
+	CHECK(cgt_archive_open(&a, "hs/pax.archive", "hs", NULL, &e) == 1);
+	CHECK(strcmp(e.msg, "hs/pax.archive: member huge (1152921504606846976 bytes, at byte 2560"
+			    " of the tar stream) goes past the limit of 8589934592 bytes an"
+			    " archive may hold; it and the rest are not used") == 0);
+	CHECK(unpacks_text(a, "small", "s\n") && unpacks_as(a, "huge", NULL));
+	cgt_archive_close(a);
 
 	/* GNU's base-256 size field, on a pax header itself */
 	t.n = 0;
 	const char base256[12] = { (char)0x80, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, 0 };
 	tar_member(&t, "././@PaxHeader", 'x', data, sizeof(data), base256);
 	put_zstd("hs/b256.archive", t.p, t.n);
-	CHECK(cgt_archive_extract("hs/b256.archive", "hs/out2", &e) == 1);
-	CHECK(strstr(e.msg, "(a pax header) (5120 of 1152921504606846976 bytes)") != NULL);
+	CHECK(cgt_archive_open(&a, "hs/b256.archive", "hs", NULL, &e) == 1);
+	CHECK(strstr(e.msg, "member (a pax header) (1152921504606846976 bytes, at byte 512 of the"
+			    " tar stream) goes past the limit") != NULL);
+	cgt_archive_close(a);
+	free(t.p);
+}
+
+/* What an archive may hold: the members before a limit are used, none
+   after it, and nothing past it is ever unpacked. */
+static void limits(void)
+{
+	put_noise("li/a", 1000);
+	put_noise("li/b", 100000);
+	put_noise("li/c", 10);
+	const char *members[] = { "a", "b", "c" }, *srcs[] = { "li/a", "li/b", "li/c" };
+	CHECK(archive("li/three.archive", members, srcs, 3) == 0);
+	struct cgt_error e = { 0 };
+	struct cgt_archive *a;
+	/* a's header and data take 512 + 1024 bytes, b's header 512 more */
+	const struct cgt_archive_limits bytes = { 2048 + 100000 - 1, 0 };
+	CHECK(cgt_archive_open(&a, "li/three.archive", "li", &bytes, &e) == 1);
+	CHECK(strcmp(e.msg, "li/three.archive: member b (100000 bytes, at byte 2048 of the tar"
+			    " stream) goes past the limit of 102047 bytes an archive may hold; it"
+			    " and the rest are not used") == 0);
+	CHECK(unpacks_as(a, "a", "li/a") && unpacks_as(a, "b", NULL) && unpacks_as(a, "c", NULL));
+	cgt_archive_close(a);
+	const struct cgt_archive_limits enough = { 2048 + 100000 + 512 + 512 + 1024, 0 };
+	CHECK(cgt_archive_open(&a, "li/three.archive", "li", &enough, &e) == 0);
+	CHECK(unpacks_as(a, "c", "li/c"));
+	cgt_archive_close(a);
+
+	const struct cgt_archive_limits two = { 0, 2 };
+	CHECK(cgt_archive_open(&a, "li/three.archive", "li", &two, &e) == 1);
+	CHECK(strstr(e.msg, "li/three.archive: member c (header at byte 102400 of the tar stream)"
+			    " goes past the limit of 2 members an archive may hold") == e.msg);
+	CHECK(unpacks_as(a, "a", "li/a") && unpacks_as(a, "b", "li/b") && unpacks_as(a, "c", NULL));
+	cgt_archive_close(a);
+
+	/* a bomb after the end-of-archive blocks: read up to the limit only */
+	struct tar t = { 0 };
+	tar_member(&t, "a", '0', "a\n", 2, NULL);
+	tar_end(&t);
+	size_t end = t.n;
+	uint8_t *zeros = calloc(1, 4 << 20);
+	tar_put(&t, zeros, 4 << 20);
+	free(zeros);
+	put_zstd("li/bomb.archive", t.p, t.n);
+	const struct cgt_archive_limits mib = { 1 << 20, 0 };
+	CHECK(cgt_archive_open(&a, "li/bomb.archive", "li", &mib, &e) == 1);
+	CHECK(strcmp(e.msg, "li/bomb.archive: more than the limit of 1048576 bytes an archive may"
+			    " hold, after the end-of-archive blocks") == 0);
+	CHECK(unpacks_text(a, "a", "a\n"));
+	cgt_archive_close(a);
+	put_zstd("li/ended.archive", t.p, end + 8192);
+	CHECK(cgt_archive_open(&a, "li/ended.archive", "li", &mib, &e) == 0);
+	cgt_archive_close(a);
+	free(t.p);
+	CHECK(files_under("li") == 6);	/* nothing unpacked left */
+}
+
+/* The last of two members of one name; an archive changed after it was
+   opened is said, never unpacked from. */
+static void rereading(void)
+{
+	struct tar t = { 0 };
+	tar_member(&t, "dup", '0', "first\n", 6, NULL);
+	tar_member(&t, "x", '0', "x\n", 2, NULL);
+	tar_member(&t, "dup", '0', "second\n", 7, NULL);
+	tar_end(&t);
+	put_zstd("rr/a.archive", t.p, t.n);
+	struct cgt_error e = { 0 };
+	struct cgt_archive *a;
+	CHECK(cgt_archive_open(&a, "rr/a.archive", "rr", NULL, &e) == 0);
+	CHECK(unpacks_text(a, "dup", "second\n"));
+	/* the same file, rewritten in place: another member of x's size
+	   where x was */
+	t.n = 0;
+	tar_member(&t, "dup", '0', "third\n", 6, NULL);
+	tar_member(&t, "y", '0', "y\n", 2, NULL);
+	tar_end(&t);
+	put_zstd("rr/a.archive", t.p, t.n);
+	char *path;
+	CHECK(cgt_archive_unpack_member(a, "x", &path, &e) == -cgt_err_corrupt && path == NULL);
+	CHECK(strcmp(e.msg, "rr/a.archive: cannot unpack member x: the archive is no longer what it"
+			    " was when opened (other headers there)") == 0);
+	CHECK(unpacks_text(a, "dup", "second\n"));	/* unpacked before */
+	cgt_archive_close(a);
 	free(t.p);
 }
 
@@ -522,7 +713,7 @@ int main(void)
 {
 	char dir[] = "/tmp/cgt-archive-test.XXXXXX";
 
-	PLAN(8);
+	PLAN(10);
 	if (mkdtemp(dir) == NULL || chdir(dir) < 0) {
 		perror(dir);
 		return 1;
@@ -534,6 +725,8 @@ int main(void)
 	RUN(bad_checksum);
 	RUN(unsafe_names);
 	RUN(huge_sizes);
+	RUN(limits);
+	RUN(rereading);
 	RUN(source_members);
 	char *rm = NULL;
 	if (chdir("/") == 0 && asprintf(&rm, "rm -rf '%s'", dir) > 0 && system(rm) != 0)
