@@ -112,7 +112,8 @@ static struct module *open_module(struct cgt_symbolizer *sy, const struct cgt_mo
 				"cgtrace: warning: %s %s: its instructions are shown as ???%s\n", m->path,
 				why, f.source == CGT_MODULE_NOWHERE && m->build_id_len >= 2
 					     ? " (record with the build-id cache, give --archive=FILE made "
-					       "by `cgtrace archive`, or set DEBUGINFOD_URLS)"
+					       "by `cgtrace archive`, or name a debuginfod server that has it in "
+					       "DEBUGINFOD_URLS)"
 					     : "");
 	}
 	if (sy->n_modules == sy->cap_modules &&
