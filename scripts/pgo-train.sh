@@ -30,8 +30,13 @@ for t in sort matrix; do
 	"$cgtrace" simulate -q --tool=callgrind --callgrind-out-file="$work/$t.1" "$work/$t.zst"
 	"$cgtrace" simulate -q --tool=callgrind --cache-sim=yes --branch-sim=yes \
 		--callgrind-out-file="$work/$t.2" "$work/$t.zst"
+	"$cgtrace" simulate -q --tool=callgrind --simulate-wb=yes --simulate-hwpref=yes \
+		--branch-sim=yes --callgrind-out-file="$work/$t.3" "$work/$t.zst"
+	"$cgtrace" simulate -q --branch-sim=yes --simulate-wb=yes --simulate-hwpref=yes \
+		-o "$work/$t.wb" "$work/$t.zst"
 done
 test -s "$dir/callgraph.gcda"
 test -s "$dir/sim.gcda"
 test -s "$dir/hier.gcda"
+test -s "$dir/level_lru.gcda"
 rm -rf "$work"

@@ -19,7 +19,7 @@ struct block_program *block_program_compile(const struct cgt_block *blk,
 	const uint32_t n_ops = blk->n_ops, n_exits = blk->n_exits, n_values = blk->n_values;
 	size_t size = sizeof(struct block_program) + 8 * 10 +
 		      (n_exits + 1) * sizeof(struct prefix_plan) +
-		      blk->n_insns * sizeof(struct fetch_step) + n_values * (2 + sizeof(uint32_t)) +
+		      blk->n_insns * sizeof(struct fetch_step) + n_values * (3 + sizeof(uint32_t)) +
 		      n_exits * sizeof(struct cond_step) + n_ops * sizeof(uint64_t[OP_COUNTERS]);
 	char *p = calloc(1, size);
 	if (p == NULL)
@@ -31,6 +31,7 @@ struct block_program *block_program_compile(const struct cgt_block *blk,
 	bp->data_sizes = carve(&p, n_values);
 	bp->data_ops = carve(&p, n_values * sizeof(uint32_t));
 	bp->data_guarded = carve(&p, n_values);
+	bp->data_writes = carve(&p, n_values);
 	bp->op_counts = carve(&p, n_ops * sizeof(uint64_t[OP_COUNTERS]));
 
 	const int keep_data = o->cache_sim || blk->n_guarded;
@@ -62,6 +63,8 @@ struct block_program *block_program_compile(const struct cgt_block *blk,
 			if (keep_data) {
 				bp->data_sizes[data] = cachegrind_access_size(op->size, o->min_line);
 				bp->data_guarded[data] = op->kind >= CGT_OP_READ_GUARDED;
+				bp->data_writes[data] = op->kind == CGT_OP_WRITE || op->kind == CGT_OP_MODIFY ||
+							op->kind == CGT_OP_WRITE_GUARDED;
 				bp->data_ops[data++] = k;
 			}
 			values++;

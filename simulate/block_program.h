@@ -74,6 +74,7 @@ struct block_program {
 	uint32_t max_refs;	/* fetches + data of the longest prefix */
 	uint32_t whole_ops;	/* ops counted when run to the end (cgt_block_counted_ops) */
 	uint8_t *data_guarded;	/* only when n_guarded */
+	uint8_t *data_writes;	/* a write or read-modify-write (a write-through L1 passes it on) */
 	uint32_t *data_ops;
 	uint64_t (*op_counts)[OP_COUNTERS];	/* [n_ops] */
 	struct prefix_plan prefixes[];	/* [n_exits + 1]: [0] ran to the end */

@@ -1988,7 +1988,8 @@ struct producer {
 	int general;
 	struct level_ref *ll_refs;
 	uint8_t *ll_outcomes;
-	size_t cap_ll_refs, cap_ll_outcomes;
+	uint32_t *ll_charges;	/* op << 2 | missed << 1 | guarded */
+	size_t cap_ll_refs, cap_ll_outcomes, cap_ll_charges;
 	struct branch_model *predictor;
 	uint32_t min_line;
 	struct vec blocks;	/* struct producer_block, by trace block id */
@@ -2039,7 +2040,9 @@ static struct block_program *compile(struct producer *p, const struct cgt_block 
 	     cgt_array_grow(&p->misses, &p->cap_misses, 0, bp->max_refs, sizeof(*p->misses)) < 0) ||
 	    (p->general && bp->max_refs > p->cap_ll_refs &&
 	     (cgt_array_grow(&p->ll_refs, &p->cap_ll_refs, 0, bp->max_refs, sizeof(*p->ll_refs)) < 0 ||
-	      cgt_array_grow(&p->ll_outcomes, &p->cap_ll_outcomes, 0, bp->max_refs, 1) < 0))) {
+	      cgt_array_grow(&p->ll_outcomes, &p->cap_ll_outcomes, 0, bp->max_refs, 1) < 0 ||
+	      cgt_array_grow(&p->ll_charges, &p->cap_ll_charges, 0, bp->max_refs,
+			     sizeof(*p->ll_charges)) < 0))) {
 		free(bp);
 		return NULL;
 	}
@@ -2095,33 +2098,38 @@ simulate_refs_general(struct models *md, const struct cgt_exec *x, const struct 
 	for (uint32_t j = 0; j < plan->n_data; j++) {
 		if (v[j] == CGT_NO_ACCESS)
 			continue;
-		uint8_t kind = x->block->ops[bp->data_ops[j]].kind;
-		int write = kind != CGT_OP_READ && kind != CGT_OP_READ_GUARDED;
+		int write = bp->data_writes[j];
 		int guarded = bp->n_guarded && bp->data_guarded[j];
 		int hit = !cache_ref_is_miss(&md->D1, v[j], bp->data_sizes[j]);
 		if (!hit || guarded || (write && write_back))
 			m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], bp->data_sizes[j], (uint8_t)!hit,
 						  (uint8_t)write, (uint8_t)guarded };
 	}
-	/* LL's bunch, in program order: the fetch misses and data merged */
-	uint32_t n_ll = 0;
+	/* LL's bunch, in program order: the fetch misses and data merged; a
+	   guarded access that hit L1 and stays there is charged at once (a
+	   charge's place among the execution's does not matter) */
+	uint32_t n_ll = 0, n_out = 0;
+	uint32_t *ll_charge = p->ll_charges;
 	for (uint32_t i = 0, j = n_fetch; i < n_fetch || j < n;) {
 		const struct l1_ref *ref = j == n || (i < n_fetch && m[i].op < m[j].op) ? &m[i++] : &m[j++];
+		if (!ref->missed && !(ref->write && write_back)) {
+			out[n_out++] = ref->op << 2;	/* guarded */
+			continue;
+		}
 		int observed = prefetch && (ref->missed || write_back);
-		if (ref->missed || (ref->write && write_back))
-			p->ll_refs[n_ll++] = (struct level_ref){
-				ref->addr, ref->size,
-				(uint8_t)((ref->write ? LEVEL_WRITE : 0) | (observed ? LEVEL_OBSERVED : 0)) };
+		p->ll_refs[n_ll] = (struct level_ref){
+			ref->addr, ref->size,
+			(uint8_t)((ref->write ? LEVEL_WRITE : 0) | (observed ? LEVEL_OBSERVED : 0)) };
+		/* its op, and whether it is charged: missed, or guarded */
+		ll_charge[n_ll++] = ref->op << 2 | ref->missed << 1 | ref->guarded;
 	}
 	level_take(&p->LL_general, p->ll_refs, n_ll, p->ll_outcomes);
-	uint32_t n_out = 0, k = 0;
-	for (uint32_t i = 0, j = n_fetch; i < n_fetch || j < n;) {
-		const struct l1_ref *ref = j == n || (i < n_fetch && m[i].op < m[j].op) ? &m[i++] : &m[j++];
-		uint8_t outcome = ref->missed || (ref->write && write_back) ? p->ll_outcomes[k++] : 0;
-		if (ref->missed)
-			out[n_out++] = ref->op << 2 | ll_charge_level[outcome];
-		else if (ref->guarded)
-			out[n_out++] = ref->op << 2;
+	for (uint32_t k = 0; k < n_ll; k++) {
+		uint32_t c = ll_charge[k];
+		if (c & 2)
+			out[n_out++] = (c & ~3u) | ll_charge_level[p->ll_outcomes[k]];
+		else if (c & 1)
+			out[n_out++] = c & ~3u;
 	}
 	return n_out;
 }
@@ -2481,6 +2489,7 @@ static void producer_close(struct producer *p)
 	free(p->misses);
 	free(p->ll_refs);
 	free(p->ll_outcomes);
+	free(p->ll_charges);
 }
 
 /* The producer's thread: chunks in order, each once the replay is done

@@ -53,9 +53,9 @@ int level_init(struct level *L, const struct level_config *c)
 	uint32_t tag_shift = L->line_bits + (uint32_t)__builtin_ctzll(sets);
 	L->callgrind_tag_mask = (uint32_t)~((1u << tag_shift) - 1);
 	L->take = policies[c->replacement]->take[c->prefetcher];
-	L->words = malloc(sets * c->assoc * sizeof(*L->words));
-	L->state = malloc(sets * c->assoc * sizeof(*L->state));
-	if (L->words == NULL || L->state == NULL) {
+	L->set_bytes = (8 + (size_t)c->assoc * (sizeof(uint64_t) + sizeof(uint16_t)) + 63) & ~(size_t)63;
+	L->sets = aligned_alloc(64, sets * L->set_bytes);
+	if (L->sets == NULL) {
 		level_free(L);
 		return -1;
 	}
@@ -66,16 +66,15 @@ int level_init(struct level *L, const struct level_config *c)
 void level_clear(struct level *L)
 {
 	uint64_t sets = L->sets_mask + 1;
-	memset(L->words, 0, sets * L->assoc * sizeof(*L->words));
+	memset(L->sets, 0, sets * L->set_bytes);	/* tags 0; way 0 touched last, a guess */
 	for (uint64_t s = 0; s < sets; s++)
-		policies[L->config.replacement]->first(L->state + s * L->assoc, L->assoc);
+		policies[L->config.replacement]->first(level_state(L, s), L->assoc);
 	memset(&L->stream, 0, sizeof(L->stream));
+	L->last = (struct level_last_line){ UINT64_MAX, 0, 0, 0, 0 };
 }
 
 void level_free(struct level *L)
 {
-	free(L->words);
-	free(L->state);
-	L->words = NULL;
-	L->state = NULL;
+	free(L->sets);
+	L->sets = NULL;
 }

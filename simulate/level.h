@@ -34,6 +34,7 @@
 #ifndef CGTRACE_LEVEL_H
 #define CGTRACE_LEVEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* A line's flag, bit 0 of its word. */
@@ -90,15 +91,43 @@ typedef void level_take_fn(struct level *L, const struct level_ref *refs, uint32
 
 struct level {
 	struct level_config config;
-	uint64_t *words;	/* [sets][assoc]: tag | flags */
-	uint16_t *state;	/* [sets][assoc]: the policy's (LRU: ages, 0 the youngest) */
+	/* Set s, at sets + s * set_bytes (on host cache lines of its own):
+	   the way touched last (uint16_t, then padding to 8 bytes), with
+	   policies that a second touch leaves as they are (LRU: the youngest),
+	   so that a hit there needs no search; the words, [assoc] uint64_t:
+	   tag | flags; the policy's state, [assoc] uint16_t (LRU: ages, 0 the
+	   youngest).  Together, so that a lookup takes few host lines. */
+	uint8_t *sets;
+	size_t set_bytes;
 	uint64_t sets_mask;
 	uint64_t callgrind_tag_mask;	/* Callgrind's tag_mask, 32 bits */
 	uint32_t assoc, line_bits;
 	level_take_fn *take;	/* the loop for the policy and prefetcher */
+	/* The line the last reference looked up, if it was one line and left
+	   it in its set (level_take_with): set UINT64_MAX if none. */
+	struct level_last_line {
+		uint64_t set, key, line;
+		int written, observed;
+	} last;
 	struct level_stream_prefetcher stream;
 	uint64_t prefetches_up, prefetches_down;	/* issued, for -v */
 };
+
+/* Set s's parts (see struct level). */
+static inline uint16_t *level_last_way(const struct level *L, uint64_t s)
+{
+	return (uint16_t *)(L->sets + s * L->set_bytes);
+}
+
+static inline uint64_t *level_words(const struct level *L, uint64_t s)
+{
+	return (uint64_t *)(L->sets + s * L->set_bytes + 8);
+}
+
+static inline uint16_t *level_state(const struct level *L, uint64_t s)
+{
+	return (uint16_t *)(level_words(L, s) + L->assoc);
+}
 
 /* Why config cannot be a level (NULL: it can): a set count or line that is
    not a power of two, more ways than a policy can order, a line under 16

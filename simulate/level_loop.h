@@ -28,6 +28,10 @@ struct level_hooks {
 	void (*touch)(uint16_t *state, uint32_t assoc, uint32_t way);
 	uint32_t (*victim)(const uint16_t *state, uint32_t assoc);
 	int (*prefer)(const uint16_t *state, uint32_t a, uint32_t b);
+	/* touching the way touched last changes nothing (LRU: it is the
+	   youngest already), so a reference to the line looked up last is
+	   a hit without a lookup (see level_take_with) */
+	int touch_again_unchanged;
 };
 
 /* What level.c's table holds of a policy. */
@@ -59,15 +63,25 @@ static inline __attribute__((always_inline)) enum level_outcome
 level_set_ref(struct level *L, uint64_t set, uint64_t key, int write, const struct level_hooks *h)
 {
 	const uint32_t assoc = L->assoc;
-	uint64_t *words = L->words + set * assoc;
-	uint16_t *state = L->state + set * assoc;
+	uint64_t *words = level_words(L, set);
+	uint16_t *state = level_state(L, set), *last_way = level_last_way(L, set);
 	const int write_back = L->config.write_back;
-	uint32_t way = level_find(words, state, assoc, key, 0, h);
+	uint32_t way = *last_way;
 
+	/* The way touched last holds the line: the policy would find it there
+	   (LRU: the youngest of any twins), and touching it again changes
+	   nothing. */
+	if (h->touch_again_unchanged && (words[way] & ~(uint64_t)LEVEL_DIRTY) == key) {
+		if (write && write_back)
+			words[way] |= LEVEL_DIRTY;
+		return LEVEL_HIT;
+	}
+	way = level_find(words, state, assoc, key, 0, h);
 	if (way != LEVEL_NO_WAY) {
 		if (write && write_back)
 			words[way] |= LEVEL_DIRTY;
 		h->touch(state, assoc, way);
+		*last_way = (uint16_t)way;
 		return LEVEL_HIT;
 	}
 	if (write && L->config.no_write_allocate)
@@ -76,32 +90,47 @@ level_set_ref(struct level *L, uint64_t set, uint64_t key, int write, const stru
 	int evicted_dirty = write_back && (words[way] & LEVEL_DIRTY);
 	words[way] = key | (write && write_back ? LEVEL_DIRTY : 0);
 	h->touch(state, assoc, way);
+	*last_way = (uint16_t)way;
 	return evicted_dirty ? LEVEL_MISS_DIRTY : LEVEL_MISS;
 }
 
-/* One reference: both lines of a straddling one.  (Callgrind's write-back
-   tags tell the two apart by set: in a cache of one set, a straddle is
-   one lookup there.) */
+/* The set and key of addr's line, in the level's tag form. */
+static inline __attribute__((always_inline)) void level_line(const struct level *L, uint64_t addr,
+							     uint64_t *set, uint64_t *key)
+{
+	if (L->config.callgrind_write_back) {
+		*set = (addr >> L->line_bits) & L->sets_mask;
+		*key = addr & L->callgrind_tag_mask;
+	} else {
+		uint64_t line = addr >> L->line_bits;
+		*set = line & L->sets_mask;
+		*key = line << 1;
+	}
+}
+
+/* Whether a reference is two lookups: two lines, as the tag form tells
+   them apart (Callgrind's write-back tags by set: in a cache of one set a
+   straddle is one lookup there). */
+static inline __attribute__((always_inline)) int level_straddles(const struct level *L,
+								  uint64_t addr, uint32_t size)
+{
+	uint64_t first = addr >> L->line_bits, last = (addr + size - 1) >> L->line_bits;
+	if (L->config.callgrind_write_back)
+		return (first & L->sets_mask) != (last & L->sets_mask);
+	return first != last;
+}
+
+/* One reference: both lines of a straddling one. */
 static inline __attribute__((always_inline)) enum level_outcome
 level_ref(struct level *L, uint64_t addr, uint32_t size, int write, const struct level_hooks *h)
 {
-	const uint64_t last = addr + size - 1;
-	enum level_outcome r1, r2;
-
-	if (L->config.callgrind_write_back) {
-		uint64_t set1 = (addr >> L->line_bits) & L->sets_mask;
-		uint64_t set2 = (last >> L->line_bits) & L->sets_mask;
-		if (set1 == set2)
-			return level_set_ref(L, set1, addr & L->callgrind_tag_mask, write, h);
-		r1 = level_set_ref(L, set1, addr & L->callgrind_tag_mask, write, h);
-		r2 = level_set_ref(L, set2, last & L->callgrind_tag_mask, write, h);
-	} else {
-		uint64_t line1 = addr >> L->line_bits, line2 = last >> L->line_bits;
-		if (line1 == line2)
-			return level_set_ref(L, line1 & L->sets_mask, line1 << 1, write, h);
-		r1 = level_set_ref(L, line1 & L->sets_mask, line1 << 1, write, h);
-		r2 = level_set_ref(L, line2 & L->sets_mask, line2 << 1, write, h);
-	}
+	uint64_t set1, key1, set2, key2;
+	level_line(L, addr, &set1, &key1);
+	if (!level_straddles(L, addr, size))
+		return level_set_ref(L, set1, key1, write, h);
+	level_line(L, addr + size - 1, &set2, &key2);
+	enum level_outcome r1 = level_set_ref(L, set1, key1, write, h);
+	enum level_outcome r2 = level_set_ref(L, set2, key2, write, h);
 	if (r1 == LEVEL_MISS_DIRTY || r2 == LEVEL_MISS_DIRTY)
 		return LEVEL_MISS_DIRTY;
 	return r1 | r2 ? LEVEL_MISS : LEVEL_HIT;
@@ -120,14 +149,15 @@ level_prefetch(struct level *L, uint64_t addr, const struct level_hooks *h)
 	const uint32_t assoc = L->assoc;
 	uint64_t line = addr >> L->line_bits;
 	uint64_t set = line & L->sets_mask;
-	uint64_t *words = L->words + set * assoc;
-	uint16_t *state = L->state + set * assoc;
+	uint64_t *words = level_words(L, set);
+	uint16_t *state = level_state(L, set);
 	uint32_t way = level_find(words, state, assoc, line, 1, h);
 	if (way == LEVEL_NO_WAY) {
 		way = h->victim(state, assoc);
 		words[way] = line;
 	}
 	h->touch(state, assoc, way);
+	*level_last_way(L, set) = (uint16_t)way;
 }
 
 /* Callgrind's stream prefetcher (sim.c, prefetch_LL_doref), in its
@@ -174,12 +204,44 @@ static inline __attribute__((always_inline)) void
 level_take_with(struct level *L, const struct level_ref *refs, uint32_t n, uint8_t *outcome,
 		const struct level_hooks *h, enum level_prefetcher prefetcher)
 {
+	/* The line looked up last (L->last), if the reference was one line and
+	   left it in its set: then it is the set's youngest, dirty if clean, a
+	   write it would make nothing, and the prefetcher saw it last if
+	   observed.  (Its number too: Callgrind's write-back tags make lines
+	   4 GiB apart one, which its prefetcher tells apart.)  Kept from bunch
+	   to bunch: loops write one line execution after execution. */
+	struct level_last_line last = L->last;
+	const int write_back = L->config.write_back;
+	/* The host fetches the references' sets meanwhile: a level's sets are
+	   far apart, and most lookups of a large one wait for memory. */
 	for (uint32_t k = 0; k < n; k++) {
-		if (prefetcher == LEVEL_PREFETCH_CALLGRIND && (refs[k].flags & LEVEL_OBSERVED))
-			level_stream_observe(L, refs[k].addr, h);
-		outcome[k] = (uint8_t)level_ref(L, refs[k].addr, refs[k].size,
-						refs[k].flags & LEVEL_WRITE, h);
+		uint64_t set, key;
+		level_line(L, refs[k].addr, &set, &key);
+		__builtin_prefetch(level_last_way(L, set));
+		__builtin_prefetch(level_last_way(L, set) + 32);
 	}
+	for (uint32_t k = 0; k < n; k++) {
+		const uint64_t addr = refs[k].addr;
+		const int write = refs[k].flags & LEVEL_WRITE;
+		const int observed = prefetcher != LEVEL_PREFETCH_NONE && (refs[k].flags & LEVEL_OBSERVED);
+		uint64_t set = UINT64_MAX, key = 0;
+		if (h->touch_again_unchanged && !level_straddles(L, addr, refs[k].size)) {
+			level_line(L, addr, &set, &key);
+			if (set == last.set && key == last.key && addr >> L->line_bits == last.line &&
+			    (!write || last.written) && (!observed || last.observed)) {
+				outcome[k] = LEVEL_HIT;
+				continue;
+			}
+		}
+		if (observed)
+			level_stream_observe(L, addr, h);
+		outcome[k] = (uint8_t)level_ref(L, addr, refs[k].size, write, h);
+		/* a write that missed without write-allocate left no line */
+		int left = !(write && L->config.no_write_allocate && outcome[k] != LEVEL_HIT);
+		last = (struct level_last_line){ left ? set : UINT64_MAX, key, addr >> L->line_bits,
+						 !write_back || write, observed };
+	}
+	L->last = last;
 }
 
 /* Defines NAME_take_none and NAME_take_callgrind, the loops of policy

@@ -267,7 +267,7 @@ static uint64_t next_random(void)
 }
 
 /* Random references (runs up and down pages, repeats, writes, straddles,
-   lines 4 GiB apart) to caches of 1 to 8 sets and 1 to 8 ways, every
+   lines 4 GiB apart), in bunches, to caches of 1 to 8 sets and 1 to 8 ways, every
    combination of write-back (with Callgrind's tags) and prefetch: every
    outcome equals the independent model's. */
 static void random_against_callgrind_model(void)
@@ -283,24 +283,33 @@ static void random_against_callgrind_model(void)
 				       (uint32_t)__builtin_ctz(line), 0, wb, pf, { 0 }, { 0 } };
 		c.tag_shift = c.line_bits + (uint32_t)__builtin_ctz(sets);
 		uint64_t a = 0x40000 + (next_random() % 64) * line;
-		for (int k = 0; k < 2000; k++) {
-			uint64_t r = next_random();
-			if (r % 8 == 0)	/* now and then 4 GiB up: one line to Callgrind's wb */
-				a = (next_random() % 2) << 32 | (0x40000 + (next_random() % 256) * line +
-								 (next_random() % line));
-			else if (r % 8 < 4)
-				a += line;
-			else if (r % 8 < 6)
-				a -= line;
-			uint8_t size = (uint8_t)(1u << (next_random() % 4));
-			int write = (int)(next_random() % 3 == 0), observed = (int)(next_random() % 4 != 0);
-			unsigned flags = (write ? LEVEL_WRITE : 0) | (observed ? LEVEL_OBSERVED : 0);
-			if (pf && observed)
-				ref_observe(&c, a);
-			int expected = ref_access(&c, a, size, wb, write);
-			int got = one(&L, a, size, flags);
-			mismatches += got != expected;
-			dirty_seen += expected == 2;
+		/* in bunches of 1 to 64, as drivers hand them */
+		struct level_ref bunch[64];
+		uint8_t expected[64], got[64];
+		for (int k = 0; k < 2000;) {
+			uint32_t n = 1 + (uint32_t)(next_random() % 64);
+			for (uint32_t i = 0; i < n; i++, k++) {
+				uint64_t r = next_random();
+				if (r % 8 == 0)	/* now and then 4 GiB up: one line to Callgrind's wb */
+					a = (next_random() % 2) << 32 |
+					    (0x40000 + (next_random() % 256) * line + (next_random() % line));
+				else if (r % 8 < 4)
+					a += line;
+				else if (r % 8 < 6)
+					a -= line;
+				uint8_t size = (uint8_t)(1u << (next_random() % 4));
+				int write = (int)(next_random() % 3 == 0), observed = (int)(next_random() % 4 != 0);
+				bunch[i] = (struct level_ref){ a, size, (uint8_t)((write ? LEVEL_WRITE : 0) |
+										  (observed ? LEVEL_OBSERVED : 0)) };
+				if (pf && observed)
+					ref_observe(&c, a);
+				expected[i] = (uint8_t)ref_access(&c, a, size, wb, write);
+			}
+			level_take(&L, bunch, n, got);
+			for (uint32_t i = 0; i < n; i++) {
+				mismatches += got[i] != expected[i];
+				dirty_seen += expected[i] == 2;
+			}
 		}
 		free(c.tags);
 		level_free(&L);
