@@ -1925,6 +1925,15 @@ struct chunk {
 	   ended, each at an epoch of its own. */
 	struct vec mappings;
 	int has_mappings;
+	/* With the general model's LL (Callgrind's write-back or prefetch
+	   simulation), which the replay simulates before it replays the
+	   chunk (the producer, with the L1s and the predictor, is the busier
+	   thread): the chunk's LL references in program order, each's handle
+	   the index in charges of the charge its outcome completes (an L1
+	   miss's) or NO_LL_CHARGE; and where LL starts cold again, before the
+	   reference of each index (CALLGRIND_START/STOP_INSTRUMENTATION). */
+	struct vec ll_refs;	/* struct level_ref */
+	struct vec ll_clears;	/* uint32_t */
 	int status;		/* 1: more chunks follow; 0: the trace's end; negative: the
 				   producer's error */
 };
@@ -1940,6 +1949,8 @@ static void chunk_init(struct chunk *ch)
 	ch->marks.size = sizeof(struct handed_mark);
 	ch->texts.size = 1;
 	ch->mappings.size = sizeof(struct cgt_mapping);
+	ch->ll_refs.size = sizeof(struct level_ref);
+	ch->ll_clears.size = sizeof(uint32_t);
 }
 
 static void chunk_free(struct chunk *ch)
@@ -1949,6 +1960,8 @@ static void chunk_free(struct chunk *ch)
 	free(ch->marks.v);
 	free(ch->texts.v);
 	free(ch->mappings.v);
+	free(ch->ll_refs.v);
+	free(ch->ll_clears.v);
 }
 
 enum { CACHE_I1, CACHE_D1 };
@@ -1982,14 +1995,15 @@ struct producer {
 	uint32_t mappings_epoch;	/* that of the module map last handed over */
 	struct cache_model cache[2];	/* I1, D1 */
 	struct ll_model LL;
-	/* Instead of LL, with Callgrind's write-back or prefetch simulation:
-	   the general model's level, with its bunch (room for max_refs). */
-	struct level LL_general;
+	/* Instead of LL, with Callgrind's write-back or prefetch simulation
+	   (general): the general model's level, which the replay runs on each
+	   chunk's LL references (replay_chunk), and their outcomes there. */
 	int general;
-	struct level_ref *ll_refs;
+	struct level LL_general;
 	uint8_t *ll_outcomes;
-	uint32_t *ll_charges;	/* op << 2 | missed << 1 | guarded */
-	size_t cap_ll_refs, cap_ll_outcomes, cap_ll_charges;
+	size_t cap_ll_outcomes;
+	struct chunk *filling;	/* the chunk LL's references go to */
+	int ll_refs_failed;	/* out of memory for them */
 	struct branch_model *predictor;
 	uint32_t min_line;
 	struct vec blocks;	/* struct producer_block, by trace block id */
@@ -2036,13 +2050,8 @@ static struct block_program *compile(struct producer *p, const struct cgt_block 
 	const int inverted = last_branch_inverted(blk);
 	for (uint32_t k = 0; k < bp->prefixes[0].n_conds; k++)
 		bp->conds[k].inverted = inverted && bp->conds[k].op == last_exit_op;
-	if ((bp->max_refs > p->cap_misses &&
-	     cgt_array_grow(&p->misses, &p->cap_misses, 0, bp->max_refs, sizeof(*p->misses)) < 0) ||
-	    (p->general && bp->max_refs > p->cap_ll_refs &&
-	     (cgt_array_grow(&p->ll_refs, &p->cap_ll_refs, 0, bp->max_refs, sizeof(*p->ll_refs)) < 0 ||
-	      cgt_array_grow(&p->ll_outcomes, &p->cap_ll_outcomes, 0, bp->max_refs, 1) < 0 ||
-	      cgt_array_grow(&p->ll_charges, &p->cap_ll_charges, 0, bp->max_refs,
-			     sizeof(*p->ll_charges)) < 0))) {
+	if (bp->max_refs > p->cap_misses &&
+	    cgt_array_grow(&p->misses, &p->cap_misses, 0, bp->max_refs, sizeof(*p->misses)) < 0) {
 		free(bp);
 		return NULL;
 	}
@@ -2057,33 +2066,34 @@ static struct block_program *compile(struct producer *p, const struct cgt_block 
 struct models {
 	struct cache_model I1, D1;
 	struct ll_model *LL;
-	struct producer *general;	/* LL is the producer's LL_general instead */
+	struct producer *general;	/* with the general model's LL instead */
 	struct branch_model *predictor;
 	uint64_t history;
 	struct l1_ref *misses;	/* room for a program's max_refs */
 	int cache_sim, branch_sim;
 };
 
-/* The LL charge of a reference that missed L1: 1 if LL hit, 2 if it
-   missed, 3 if that miss evicted a dirty line. */
-static const uint8_t ll_charge_level[3] = { [LEVEL_HIT] = 1, [LEVEL_MISS] = 2,
-					    [LEVEL_MISS_DIRTY] = 3 };
+/* A reference's handle in a chunk's ll_refs: no charge waits for its
+   outcome. */
+#define NO_LL_CHARGE UINT32_MAX
 
 /*
  * simulate_exec's cache references with Callgrind's write-back or prefetch
  * simulation (callgrind/sim.c, cachesim_D1_Write, prefetch_*): the L1s as
- * without them, LL the general model's level.  Its bunch holds, in program
- * order, the L1 misses and, with write-back, every write (a write-through
- * L1 passes a hit on to dirty LL's line, its outcome unused); the
- * prefetcher observes the misses and, with write-back, every write.  An
- * L1 miss's charge says what LL did; a guarded access that hit L1 is
- * charged at level 0.
+ * without them, LL the general model's level, which the replay runs later
+ * (replay_chunk).  LL's references go to the chunk in program order: the
+ * L1 misses and, with write-back, every write (a write-through L1 passes
+ * a hit on to dirty LL's line, its outcome unused); the prefetcher
+ * observes the misses and, with write-back, every write.  An L1 miss's
+ * charge is written with level 0, to be completed with what LL did; a
+ * guarded access that hit L1 is charged at level 0.
  */
 static __attribute__((noinline)) uint32_t
 simulate_refs_general(struct models *md, const struct cgt_exec *x, const struct block_program *bp,
 		      uint32_t *out)
 {
 	struct producer *p = md->general;
+	struct chunk *ch = p->filling;
 	const struct prefix_plan *plan = &bp->prefixes[x->exit];
 	const uint64_t *v = x->values;
 	const int write_back = p->o->model.write_back, prefetch = p->o->model.prefetch;
@@ -2105,33 +2115,62 @@ simulate_refs_general(struct models *md, const struct cgt_exec *x, const struct 
 			m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], bp->data_sizes[j], (uint8_t)!hit,
 						  (uint8_t)write, (uint8_t)guarded };
 	}
-	/* LL's bunch, in program order: the fetch misses and data merged; a
-	   guarded access that hit L1 and stays there is charged at once (a
-	   charge's place among the execution's does not matter) */
+	/* in program order: the fetch misses and data merged (a charge's
+	   place among the execution's does not matter) */
+	const uint32_t charged_at = (uint32_t)ch->charges.n;
+	if (vec_reserve(&ch->ll_refs, n) < 0) {
+		p->ll_refs_failed = 1;	/* (hand_batch fails) */
+		return 0;
+	}
+	struct level_ref *ll = &AT(ch->ll_refs, struct level_ref, ch->ll_refs.n);
 	uint32_t n_ll = 0, n_out = 0;
-	uint32_t *ll_charge = p->ll_charges;
 	for (uint32_t i = 0, j = n_fetch; i < n_fetch || j < n;) {
 		const struct l1_ref *ref = j == n || (i < n_fetch && m[i].op < m[j].op) ? &m[i++] : &m[j++];
-		if (!ref->missed && !(ref->write && write_back)) {
-			out[n_out++] = ref->op << 2;	/* guarded */
-			continue;
+		uint32_t handle = NO_LL_CHARGE;
+		if (ref->missed || ref->guarded) {
+			if (ref->missed)
+				handle = charged_at + n_out;
+			out[n_out++] = ref->op << 2;
 		}
-		int observed = prefetch && (ref->missed || write_back);
-		p->ll_refs[n_ll] = (struct level_ref){
-			ref->addr, ref->size,
-			(uint8_t)((ref->write ? LEVEL_WRITE : 0) | (observed ? LEVEL_OBSERVED : 0)) };
-		/* its op, and whether it is charged: missed, or guarded */
-		ll_charge[n_ll++] = ref->op << 2 | ref->missed << 1 | ref->guarded;
+		if (ref->missed || (ref->write && write_back)) {
+			int observed = prefetch && (ref->missed || write_back);
+			ll[n_ll++] = (struct level_ref){
+				ref->addr, ref->size,
+				(uint8_t)((ref->write ? LEVEL_WRITE : 0) | (observed ? LEVEL_OBSERVED : 0)),
+				handle };
+		}
 	}
-	level_take(&p->LL_general, p->ll_refs, n_ll, p->ll_outcomes);
-	for (uint32_t k = 0; k < n_ll; k++) {
-		uint32_t c = ll_charge[k];
-		if (c & 2)
-			out[n_out++] = (c & ~3u) | ll_charge_level[p->ll_outcomes[k]];
-		else if (c & 1)
-			out[n_out++] = c & ~3u;
-	}
+	ch->ll_refs.n += n_ll;
 	return n_out;
+}
+
+/* The LL charge of a reference that missed L1: 1 if LL hit, 2 if it
+   missed, 3 if that miss evicted a dirty line. */
+static const uint8_t ll_charge_level[3] = { [LEVEL_HIT] = 1, [LEVEL_MISS] = 2,
+					    [LEVEL_MISS_DIRTY] = 3 };
+
+/* The general model's LL on ch's references (see struct chunk): their
+   charges completed.  0, or -1 if out of memory. */
+static int simulate_chunk_ll(struct producer *p, struct chunk *ch)
+{
+	const struct level_ref *refs = ch->ll_refs.v;
+	const uint32_t n = (uint32_t)ch->ll_refs.n;
+	if (n > p->cap_ll_outcomes &&
+	    cgt_array_grow(&p->ll_outcomes, &p->cap_ll_outcomes, 0, n, 1) < 0)
+		return -1;
+	uint32_t from = 0;
+	for (size_t c = 0; c <= ch->ll_clears.n; c++) {
+		uint32_t to = c < ch->ll_clears.n ? AT(ch->ll_clears, uint32_t, c) : n;
+		level_take(&p->LL_general, refs + from, to - from, p->ll_outcomes + from);
+		if (c < ch->ll_clears.n)
+			level_clear(&p->LL_general);
+		from = to;
+	}
+	uint32_t *charges = ch->charges.v;
+	for (uint32_t k = 0; k < n; k++)
+		if (refs[k].handle != NO_LL_CHARGE)
+			charges[refs[k].handle] |= ll_charge_level[p->ll_outcomes[k]];
+	return 0;
 }
 
 /*
@@ -2224,7 +2263,9 @@ static int producer_fail(struct producer *p)
 	return cgt_fail(&p->e, cgt_err_nomem, "out of memory");
 }
 
-/* The caches of the configuration, cold; min_line, their smallest line. */
+/* The caches of the configuration, cold; min_line, their smallest line.
+   Not the general model's LL, which is made once (producer_open) and made
+   cold again by the replay. */
 static int caches_init(struct producer *p)
 {
 	static const int level[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
@@ -2238,14 +2279,7 @@ static int caches_init(struct producer *p)
 					     (uint32_t)cc->line) < 0)
 				return -1;
 		} else if (p->general) {
-			const struct cgt_cache_model *m = &p->o->model;
-			struct level_config c = {
-				(uint32_t)cc->size, (uint32_t)cc->assoc, (uint32_t)cc->line, LEVEL_LRU,
-				m->prefetch ? LEVEL_PREFETCH_CALLGRIND : LEVEL_PREFETCH_NONE,
-				(uint8_t)m->write_back, 0, (uint8_t)m->write_back
-			};
-			if (level_init(&p->LL_general, &c) < 0)
-				return -1;
+			continue;
 		} else if (ll_model_init(&p->LL, (uint32_t)cc->size, (uint32_t)cc->assoc,
 					 (uint32_t)cc->line) < 0) {
 			return -1;
@@ -2259,7 +2293,22 @@ static void caches_free(struct producer *p)
 	for (int k = 0; k < 2; k++)
 		cache_model_free(&p->cache[k]);
 	ll_model_free(&p->LL);
-	level_free(&p->LL_general);
+}
+
+/* The general model's LL, cold. */
+static int general_ll_init(struct producer *p)
+{
+	const struct cgt_cache_config *cc = &p->o->caches.level[CGT_LEVEL_LL];
+	const struct cgt_cache_model *m = &p->o->model;
+	struct level_config c = { (uint32_t)cc->size,
+				  (uint32_t)cc->assoc,
+				  (uint32_t)cc->line,
+				  LEVEL_LRU,
+				  m->prefetch ? LEVEL_PREFETCH_CALLGRIND : LEVEL_PREFETCH_NONE,
+				  (uint8_t)m->write_back,
+				  0,
+				  (uint8_t)m->write_back };
+	return level_init(&p->LL_general, &c);
 }
 
 /* A mark handed over; CALLGRIND_START/STOP_INSTRUMENTATION seen to here
@@ -2281,6 +2330,12 @@ static int hand_mark(struct producer *p, struct chunk *ch, const struct cgt_mark
 			caches_free(p);
 			if (caches_init(p) < 0)
 				return producer_fail(p);
+			if (p->general) {
+				long k = vec_push(&ch->ll_clears);
+				if (k < 0)
+					return producer_fail(p);
+				AT(ch->ll_clears, uint32_t, k) = (uint32_t)ch->ll_refs.n;
+			}
 		}
 		p->instrumenting = on;
 	}
@@ -2322,6 +2377,7 @@ static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
 		md.D1 = p->cache[CACHE_D1];
 		md.LL = &p->LL;
 		md.general = p->general ? p : NULL;
+		p->filling = ch;
 		md.misses = p->misses;
 	}
 	if (md.branch_sim) {
@@ -2379,6 +2435,8 @@ static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
 						    .kind = HANDED_EXEC };
 	}
 	ch->items.n = n_items;
+	if (p->ll_refs_failed)
+		rc = producer_fail(p);
 	if (md.cache_sim) {
 		p->cache[CACHE_I1] = md.I1;
 		p->cache[CACHE_D1] = md.D1;
@@ -2393,6 +2451,7 @@ static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
 static void produce(struct producer *p, struct chunk *ch)
 {
 	ch->items.n = ch->charges.n = ch->marks.n = ch->texts.n = ch->mappings.n = 0;
+	ch->ll_refs.n = ch->ll_clears.n = 0;
 	/* room for hand_batch's executions */
 	if (vec_reserve(&ch->items, CHUNK_EXECS) < 0) {
 		ch->status = producer_fail(p);
@@ -2467,7 +2526,7 @@ static int producer_open(struct producer *p, const struct cgt_callgraph_options 
 	specialisations_choose(&o->model, &may);
 	p->general = o->cache_sim && !may.plain_ll;
 	if (o->cache_sim) {
-		if (caches_init(p) < 0)
+		if (caches_init(p) < 0 || (p->general && general_ll_init(p) < 0))
 			return cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
 	if (o->branch_sim) {
@@ -2482,14 +2541,13 @@ static int producer_open(struct producer *p, const struct cgt_callgraph_options 
 static void producer_close(struct producer *p)
 {
 	caches_free(p);
+	level_free(&p->LL_general);
 	free(p->predictor);
 	for (size_t i = 0; i < p->blocks.n; i++)
 		free(AT(p->blocks, struct producer_block, i).program);
 	free(p->blocks.v);
 	free(p->misses);
-	free(p->ll_refs);
 	free(p->ll_outcomes);
-	free(p->ll_charges);
 }
 
 /* The producer's thread: chunks in order, each once the replay is done
@@ -2586,11 +2644,14 @@ static int check_trace(struct cgt_decoder *d, struct cgt_error *e)
 	return 0;
 }
 
-/* Replays a chunk: 1 to go on, 0 at the trace's end, negative on error
-   (e set; the producer's copied). */
-static int replay_chunk(struct replay *r, const struct chunk *ch, const struct producer *p,
+/* Replays a chunk, after the general model's LL, if any, has completed
+   its charges: 1 to go on, 0 at the trace's end, negative on error (e set;
+   the producer's copied). */
+static int replay_chunk(struct replay *r, struct chunk *ch, struct producer *p,
 			struct cgt_error *e)
 {
+	if (p->general && simulate_chunk_ll(p, ch) < 0)
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	if (ch->has_mappings) {
 		r->mappings.n = 0;
 		if (vec_reserve(&r->mappings, ch->mappings.n) < 0)

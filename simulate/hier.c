@@ -202,15 +202,18 @@ struct general {
 	struct miss_counts misses[GENERAL_COUNTS];
 };
 
+/* An LL reference's handle: L1 did not miss it (a write, with write-back). */
+#define NOT_MISSED UINT32_MAX
+
 struct part {
 	struct hier *h;
 	/* Not NULL: the part's configurations are general ones, and it has no
 	   groups; with LL's bunch (the L1 misses, and the writes that reach
-	   it, of a bunch of references), their slots and whether L1 missed. */
+	   it, of a bunch of references), each's handle its slot if L1 missed,
+	   else NOT_MISSED. */
 	struct general *general;
 	struct level_ref *ll_refs;
-	uint8_t *ll_outcomes, *ll_missed;
-	uint32_t *ll_slots;
+	uint8_t *ll_outcomes;
 	unsigned *configs;		/* the configurations it owns (global indices) */
 	unsigned n_configs;
 	size_t cap_configs;
@@ -605,8 +608,7 @@ static int general_build(struct part *p)
 	struct hier *h = p->h;
 	if ((p->general = calloc(p->n_configs, sizeof(*p->general))) == NULL ||
 	    (p->ll_refs = malloc(2 * BUNCH * sizeof(*p->ll_refs))) == NULL ||
-	    (p->ll_outcomes = malloc(2 * BUNCH)) == NULL || (p->ll_missed = malloc(2 * BUNCH)) == NULL ||
-	    (p->ll_slots = malloc(2 * BUNCH * sizeof(*p->ll_slots))) == NULL)
+	    (p->ll_outcomes = malloc(2 * BUNCH)) == NULL)
 		return -1;
 	for (unsigned k = 0; k < p->n_configs; k++) {
 		struct general *g = &p->general[k];
@@ -1190,19 +1192,19 @@ static int general_take(struct part *p, struct general *g, const struct bunch *b
 		if (!missed && !(write && write_back))
 			continue;
 		int observed = prefetch && (missed || write_back);
-		p->ll_refs[n_ll] = (struct level_ref){
+		p->ll_refs[n_ll++] = (struct level_ref){
 			r->addr, (uint8_t)r->size,
-			(uint8_t)((write ? LEVEL_WRITE : 0) | (observed ? LEVEL_OBSERVED : 0)) };
-		p->ll_slots[n_ll] = r->slot;
-		p->ll_missed[n_ll++] = (uint8_t)missed;
+			(uint8_t)((write ? LEVEL_WRITE : 0) | (observed ? LEVEL_OBSERVED : 0)),
+			missed ? r->slot : NOT_MISSED };
 	}
 	level_take(&g->LL, p->ll_refs, n_ll, p->ll_outcomes);
 	for (uint32_t k = 0; k < n_ll; k++) {
-		if (!p->ll_missed[k] || p->ll_outcomes[k] == LEVEL_HIT)
+		uint32_t slot = p->ll_refs[k].handle;
+		if (slot == NOT_MISSED || p->ll_outcomes[k] == LEVEL_HIT)
 			continue;
-		if (count_miss(&g->misses[GENERAL_LL], p->ll_slots[k]) < 0 ||
+		if (count_miss(&g->misses[GENERAL_LL], slot) < 0 ||
 		    (p->ll_outcomes[k] == LEVEL_MISS_DIRTY &&
-		     count_miss(&g->misses[GENERAL_LL_DIRTY], p->ll_slots[k]) < 0))
+		     count_miss(&g->misses[GENERAL_LL_DIRTY], slot) < 0))
 			return -1;
 	}
 	return 0;
@@ -1697,8 +1699,6 @@ void hier_close(struct hier *h)
 		free(p->general);
 		free(p->ll_refs);
 		free(p->ll_outcomes);
-		free(p->ll_missed);
-		free(p->ll_slots);
 		for (unsigned k = 0; k < p->n_groups; k++) {
 			struct group *g = p->groups[k];
 			for (unsigned m = 0; m < g->n_members; m++)

@@ -51,6 +51,8 @@ struct level_ref {
 	uint64_t addr;
 	uint8_t size;		/* 1-255 bytes, at most two lines */
 	uint8_t flags;		/* LEVEL_WRITE, LEVEL_OBSERVED */
+	uint32_t handle;	/* the driver's (what the outcome is charged to); the
+				   level passes it by */
 };
 
 enum level_outcome {

@@ -200,6 +200,19 @@ level_stream_observe(struct level *L, uint64_t addr, const struct level_hooks *h
 	p->last_line[stream] = line;
 }
 
+/* How many references ahead of its lookup a reference's set is asked of
+   the host, and how many of the set's host lines at most. */
+#define LEVEL_LOOK_AHEAD 16
+#define LEVEL_FETCHED_LINES 4
+
+static inline __attribute__((always_inline)) void level_fetch_set(const struct level *L,
+								   uint64_t addr)
+{
+	const char *set = (const char *)level_last_way(L, (addr >> L->line_bits) & L->sets_mask);
+	for (size_t b = 0; b < L->set_bytes && b < 64 * LEVEL_FETCHED_LINES; b += 64)
+		__builtin_prefetch(set + b);
+}
+
 static inline __attribute__((always_inline)) void
 level_take_with(struct level *L, const struct level_ref *refs, uint32_t n, uint8_t *outcome,
 		const struct level_hooks *h, enum level_prefetcher prefetcher)
@@ -212,15 +225,14 @@ level_take_with(struct level *L, const struct level_ref *refs, uint32_t n, uint8
 	   to bunch: loops write one line execution after execution. */
 	struct level_last_line last = L->last;
 	const int write_back = L->config.write_back;
-	/* The host fetches the references' sets meanwhile: a level's sets are
-	   far apart, and most lookups of a large one wait for memory. */
+	/* The host fetches the sets of the references a few ahead meanwhile:
+	   a level's sets are far apart, and most lookups of a large one would
+	   wait for memory. */
+	for (uint32_t k = 0; k < n && k < LEVEL_LOOK_AHEAD; k++)
+		level_fetch_set(L, refs[k].addr);
 	for (uint32_t k = 0; k < n; k++) {
-		uint64_t set, key;
-		level_line(L, refs[k].addr, &set, &key);
-		__builtin_prefetch(level_last_way(L, set));
-		__builtin_prefetch(level_last_way(L, set) + 32);
-	}
-	for (uint32_t k = 0; k < n; k++) {
+		if (k + LEVEL_LOOK_AHEAD < n)
+			level_fetch_set(L, refs[k + LEVEL_LOOK_AHEAD].addr);
 		const uint64_t addr = refs[k].addr;
 		const int write = refs[k].flags & LEVEL_WRITE;
 		const int observed = prefetcher != LEVEL_PREFETCH_NONE && (refs[k].flags & LEVEL_OBSERVED);

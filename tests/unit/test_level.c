@@ -26,7 +26,7 @@ static struct level make(uint32_t size, uint32_t assoc, uint32_t line, int write
 
 static int one(struct level *L, uint64_t addr, uint8_t size, unsigned flags)
 {
-	struct level_ref r = { addr, size, (uint8_t)flags };
+	struct level_ref r = { addr, size, (uint8_t)flags, 0 };
 	uint8_t out = 0xff;
 	level_take(L, &r, 1, &out);
 	return out;
@@ -300,7 +300,8 @@ static void random_against_callgrind_model(void)
 				uint8_t size = (uint8_t)(1u << (next_random() % 4));
 				int write = (int)(next_random() % 3 == 0), observed = (int)(next_random() % 4 != 0);
 				bunch[i] = (struct level_ref){ a, size, (uint8_t)((write ? LEVEL_WRITE : 0) |
-										  (observed ? LEVEL_OBSERVED : 0)) };
+										  (observed ? LEVEL_OBSERVED : 0)),
+							       (uint32_t)i };
 				if (pf && observed)
 					ref_observe(&c, a);
 				expected[i] = (uint8_t)ref_access(&c, a, size, wb, write);
