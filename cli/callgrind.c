@@ -51,6 +51,11 @@ const char usage_callgrind[] =
 	"                             (ILdmr DLdmr DLdmw): LL is write-back [no]\n"
 	"  --simulate-hwpref=no|yes   simulate Callgrind's LL stream prefetcher [no]\n"
 	"                             (either turns cache simulation on, as in Callgrind)\n"
+	"  --<L>-replacement=lru      level L's replacement policy, L one of I1, D1,\n"
+	"                             LL [lru, the only one so far]\n"
+	"  --<L>-prefetch=none|callgrind  level L's prefetcher [none]; callgrind is\n"
+	"                             --simulate-hwpref=yes, LL's alone (each turns\n"
+	"                             cache simulation on)\n"
 	"  --I1=<size>,<assoc>,<line_size>  set I1 cache manually (and --cache-sim=yes)\n"
 	"  --D1=<size>,<assoc>,<line_size>  set D1 cache manually (and --cache-sim=yes)\n"
 	"  --LL=<size>,<assoc>,<line_size>  set LL cache manually (and --cache-sim=yes)\n"
@@ -86,6 +91,7 @@ enum {
 	OPT_DUMP_BEFORE, OPT_DUMP_AFTER, OPT_ZERO_BEFORE, OPT_FN_SKIP, OPT_SEPARATE_RECS,
 	OPT_SEPARATE_CALLERS, OPT_SKIP_PLT, OPT_SKIP_DIRECT_REC, OPT_CACHE_SIM, OPT_BRANCH_SIM,
 	OPT_CACHE, OPT_BUILD_ID_DIR, OPT_ARCHIVE, OPT_THREADS, OPT_SIMULATE_WB, OPT_SIMULATE_HWPREF,
+	OPT_LEVEL_MODEL,
 };
 
 /* A list of patterns, NULL-ended. */
@@ -267,6 +273,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 		{ "cache-sim", required_argument, NULL, OPT_CACHE_SIM },
 		{ "simulate-wb", required_argument, NULL, OPT_SIMULATE_WB },
 		{ "simulate-hwpref", required_argument, NULL, OPT_SIMULATE_HWPREF },
+		LEVEL_MODEL_LONGOPTS(OPT_LEVEL_MODEL),
 		{ "branch-sim", required_argument, NULL, OPT_BRANCH_SIM },
 		{ "I1", required_argument, NULL, OPT_CACHE },
 		{ "D1", required_argument, NULL, OPT_CACHE },
@@ -284,7 +291,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 	const char *out_tmpl = NULL, *build_id_dir = NULL, *archive = NULL;
 	char *base = NULL;
 	struct cgt_archive *opened_archive = NULL;
-	int status = 1, c, cache_sim = 0, branch_sim = 0, archive_damaged = 0;
+	int status = 1, c, cache_sim = 0, branch_sim = 0, archive_damaged = 0, hwpref = 0;
 	uint64_t number;
 	struct cgt_error e;
 	struct cgt_decoder *d = NULL;
@@ -317,7 +324,14 @@ int cmd_simulate_callgrind(int argc, char **argv)
 		case OPT_BRANCH_SIM: flag = &branch_sim; break;
 		/* Callgrind: any cache simulator option turns cache simulation on */
 		case OPT_SIMULATE_WB: flag = &o.model.write_back; cache_sim = 1; break;
-		case OPT_SIMULATE_HWPREF: flag = &o.model.prefetch; cache_sim = 1; break;
+		case OPT_SIMULATE_HWPREF: flag = &hwpref; cache_sim = 1; break;
+		case OPT_LEVEL_MODEL:
+			if ((status = parse_level_model(usage_callgrind, longopts[option_index].name, optarg,
+							&o.model)) != 0)
+				goto out;
+			status = 1;
+			cache_sim = 1;
+			break;
 		case OPT_TOGGLE_COLLECT:
 			/* Callgrind: it turns collection off at the start, as it is
 			   parsed (a later --collect-atstart wins) */
@@ -382,6 +396,9 @@ int cmd_simulate_callgrind(int argc, char **argv)
 					     longopts[option_index].name, optarg);
 			goto out;
 		}
+		if (c == OPT_SIMULATE_HWPREF)	/* as the last of these options says */
+			parse_level_model(usage_callgrind, "LL-prefetch", hwpref ? "callgrind" : "none",
+					  &o.model);
 		if (list != NULL && add_pattern(list, optarg) < 0) {
 			fprintf(stderr, "cgtrace: out of memory\n");
 			goto out;

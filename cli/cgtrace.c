@@ -142,6 +142,25 @@ int parse_yes_no(const char *s, int *out)
 	return 0;
 }
 
+int parse_level_model(const char *usage, const char *name, const char *value,
+		      struct cgt_cache_model *m)
+{
+	int level;
+	for (level = 0; level < CGT_N_LEVELS - 1; level++)
+		if (strncmp(name, cgt_level_names[level], 2) == 0)
+			break;
+	const enum cgt_model_part part =
+		strcmp(name + 3, "replacement") == 0 ? CGT_MODEL_REPLACEMENT : CGT_MODEL_PREFETCH;
+	int k = cgt_model_find(part, value);
+	if (k < 0) {
+		char choices[256];
+		return usage_error(usage, "bad --%s '%s' (expected %s)", name, value,
+				   cgt_model_choices(part, choices, sizeof(choices)));
+	}
+	*(part == CGT_MODEL_REPLACEMENT ? &m->replacement[level] : &m->prefetch[level]) = (uint8_t)k;
+	return 0;
+}
+
 int parse_number(const char *s, uint64_t min, uint64_t max, int scaled, uint64_t *out)
 {
 	char *end;

@@ -5,6 +5,7 @@
 #include "decode.h"
 #include "record.h"
 #include "report.h"
+#include "sim.h"
 #include "trace.h"
 
 /* Prints "cgtrace: <message>", a blank line and usage; returns 2. */
@@ -14,6 +15,22 @@ int parse_yes_no(const char *s, int *out);
 /* A whole number within [min, max], with an optional k, M or G suffix
    when scaled: 0, or -1. */
 int parse_number(const char *s, uint64_t min, uint64_t max, int scaled, uint64_t *out);
+/* Each level's model options, in Valgrind's style: --I1-replacement=,
+   --D1-prefetch= and so on, for I1, D1, L2 and LL; their long options,
+   all with the code OPT. */
+#define LEVEL_MODEL_LONGOPTS(OPT)                                                              \
+	{ "I1-replacement", required_argument, NULL, OPT },                                    \
+	{ "D1-replacement", required_argument, NULL, OPT },                                    \
+	{ "L2-replacement", required_argument, NULL, OPT },                                    \
+	{ "LL-replacement", required_argument, NULL, OPT },                                    \
+	{ "I1-prefetch", required_argument, NULL, OPT },                                       \
+	{ "D1-prefetch", required_argument, NULL, OPT },                                       \
+	{ "L2-prefetch", required_argument, NULL, OPT },                                       \
+	{ "LL-prefetch", required_argument, NULL, OPT }
+/* The option name (one of LEVEL_MODEL_LONGOPTS') given value: set in m;
+   0, or a usage error's status. */
+int parse_level_model(const char *usage, const char *name, const char *value,
+		      struct cgt_cache_model *m);
 /* The default --threads: the CPUs this process may run on (its affinity
    mask, as taskset or a container's cpuset sets it), at most 64. */
 uint64_t usable_cpus(void);

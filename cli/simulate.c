@@ -57,6 +57,10 @@ const char usage_simulate[] =
 	"  --simulate-hwpref=no|yes         Callgrind's LL stream prefetcher [no]\n"
 	"                                   (both as Callgrind models them: write-through\n"
 	"                                   L1s; not with --L2)\n"
+	"  --<L>-replacement=lru            level L's replacement policy, L one of I1, D1,\n"
+	"                                   L2, LL [lru, the only one so far]\n"
+	"  --<L>-prefetch=none|callgrind    level L's prefetcher [none]; callgrind is\n"
+	"                                   --simulate-hwpref=yes, LL's alone\n"
 	"  --threads=<n>                    simulate on n threads [the CPUs it may use];\n"
 	"                                   the results do not depend on it (with several\n"
 	"                                   configurations or an L2, and n > 1, one more\n"
@@ -116,7 +120,7 @@ const char usage_simulate[] =
 
 enum { OPT_CACHE_SIM = 256, OPT_BRANCH_SIM, OPT_I1, OPT_D1, OPT_L2, OPT_LL, OPT_OUT, OPT_THREADS,
        OPT_CACHES, OPT_SWEEP_SUMMARY, OPT_PLOT, OPT_BUILD_ID_DIR, OPT_ARCHIVE, OPT_TOOL,
-       OPT_INSTR_AT_START, OPT_SIMULATE_WB, OPT_SIMULATE_HWPREF };
+       OPT_INSTR_AT_START, OPT_SIMULATE_WB, OPT_SIMULATE_HWPREF, OPT_LEVEL_MODEL };
 
 /* Cachegrind's handling of a bad --I1/--D1/--LL: its messages, status 1. */
 static int bad_cache_option(const char *name, const char *value, int result,
@@ -377,6 +381,7 @@ int cmd_simulate(int argc, char **argv)
 		{ "instr-at-start", required_argument, NULL, OPT_INSTR_AT_START },
 		{ "simulate-wb", required_argument, NULL, OPT_SIMULATE_WB },
 		{ "simulate-hwpref", required_argument, NULL, OPT_SIMULATE_HWPREF },
+		LEVEL_MODEL_LONGOPTS(OPT_LEVEL_MODEL),
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -395,7 +400,8 @@ int cmd_simulate(int argc, char **argv)
 	int quiet = 0, host = 0, c, status = 1;
 	struct cgt_error e;
 
-	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+	int option_index = 0;
+	while ((c = getopt_long(argc, argv, "o:qh", longopts, &option_index)) != -1) {
 		int level = -1;
 		switch (c) {
 		case OPT_CACHE_SIM:
@@ -454,14 +460,26 @@ int cmd_simulate(int argc, char **argv)
 			}
 			break;
 		case OPT_SIMULATE_WB:
-		case OPT_SIMULATE_HWPREF:
-			if (parse_yes_no(optarg, c == OPT_SIMULATE_WB ? &so.model.write_back
-								      : &so.model.prefetch) < 0) {
+		case OPT_SIMULATE_HWPREF: {
+			int yes;
+			if (parse_yes_no(optarg, &yes) < 0) {
 				status = usage_error(usage_simulate, "bad --%s '%s' (expected yes or no)",
 						     c == OPT_SIMULATE_WB ? "simulate-wb" : "simulate-hwpref",
 						     optarg);
 				goto free_lists;
 			}
+			if (c == OPT_SIMULATE_WB)
+				so.model.write_back = yes;
+			else
+				parse_level_model(usage_simulate, "LL-prefetch", yes ? "callgrind" : "none",
+						  &so.model);
+			break;
+		}
+		case OPT_LEVEL_MODEL:
+			if ((status = parse_level_model(usage_simulate, longopts[option_index].name, optarg,
+							&so.model)) != 0)
+				goto free_lists;
+			status = 1;
 			break;
 		case OPT_TOOL:
 			if (strcmp(optarg, "cachegrind") != 0) {
@@ -537,9 +555,10 @@ int cmd_simulate(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (!so.cache_sim && (so.model.write_back || so.model.prefetch)) {
-		fprintf(stderr, "cgtrace: --simulate-%s=yes models caches: not with --cache-sim=no\n",
-			so.model.write_back ? "wb" : "hwpref");
+	if (!so.cache_sim && (so.model.write_back || cgt_cache_model_prefetches(&so.model))) {
+		fprintf(stderr, "cgtrace: %s models caches: not with --cache-sim=no\n",
+			so.model.write_back ? "--simulate-wb=yes"
+					    : "a prefetcher (--simulate-hwpref=yes, --LL-prefetch)");
 		status = 2;
 		goto out;
 	}

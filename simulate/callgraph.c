@@ -2096,7 +2096,8 @@ simulate_refs_general(struct models *md, const struct cgt_exec *x, const struct 
 	struct chunk *ch = p->filling;
 	const struct prefix_plan *plan = &bp->prefixes[x->exit];
 	const uint64_t *v = x->values;
-	const int write_back = p->o->model.write_back, prefetch = p->o->model.prefetch;
+	const int write_back = p->o->model.write_back,
+		  prefetch = p->o->model.prefetch[CGT_LEVEL_LL] != LEVEL_PREFETCH_NONE;
 	struct l1_ref *m = md->misses;
 	uint32_t n = 0;
 	for (uint32_t f = 0; f < plan->n_fetches; f++) {
@@ -2303,8 +2304,8 @@ static int general_ll_init(struct producer *p)
 	struct level_config c = { (uint32_t)cc->size,
 				  (uint32_t)cc->assoc,
 				  (uint32_t)cc->line,
-				  LEVEL_LRU,
-				  m->prefetch ? LEVEL_PREFETCH_CALLGRIND : LEVEL_PREFETCH_NONE,
+				  m->replacement[CGT_LEVEL_LL],
+				  m->prefetch[CGT_LEVEL_LL],
 				  (uint8_t)m->write_back,
 				  0,
 				  (uint8_t)m->write_back };

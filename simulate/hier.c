@@ -623,8 +623,8 @@ static int general_build(struct part *p)
 		}
 		const struct cgt_cache_config *ll = &c->level[CGT_LEVEL_LL];
 		struct level_config lc = {
-			(uint32_t)ll->size, (uint32_t)ll->assoc, (uint32_t)ll->line, LEVEL_LRU,
-			h->model.prefetch ? LEVEL_PREFETCH_CALLGRIND : LEVEL_PREFETCH_NONE,
+			(uint32_t)ll->size, (uint32_t)ll->assoc, (uint32_t)ll->line, h->model.replacement[CGT_LEVEL_LL],
+			h->model.prefetch[CGT_LEVEL_LL],
 			(uint8_t)h->model.write_back, 0, (uint8_t)h->model.write_back
 		};
 		if (level_init(&g->LL, &lc) < 0)
@@ -1179,7 +1179,8 @@ static int forest_take_any(struct part *p, const struct bunch *b)
 static int general_take(struct part *p, struct general *g, const struct bunch *b)
 {
 	const struct hier *h = p->h;
-	const int write_back = h->model.write_back, prefetch = h->model.prefetch;
+	const int write_back = h->model.write_back,
+		  prefetch = h->model.prefetch[CGT_LEVEL_LL] != LEVEL_PREFETCH_NONE;
 	const struct pending *side_refs[2] = { b->refs[0], b->refs[1] };
 	uint32_t n_ll = 0;
 	for (uint32_t i = 0, j = 0; i < b->n[0] || j < b->n[1];) {

@@ -54,16 +54,73 @@ const char *cgt_hierarchy_check(const struct cgt_hierarchy *h, char *buf, size_t
 	return NULL;
 }
 
+static const char *const *model_names(enum cgt_model_part part, int *n)
+{
+	*n = part == CGT_MODEL_REPLACEMENT ? LEVEL_N_REPLACEMENTS : LEVEL_N_PREFETCHERS;
+	return part == CGT_MODEL_REPLACEMENT ? level_replacement_names : level_prefetcher_names;
+}
+
+int cgt_model_find(enum cgt_model_part part, const char *name)
+{
+	int n;
+	const char *const *names = model_names(part, &n);
+	for (int k = 0; k < n; k++)
+		if (strcmp(names[k], name) == 0)
+			return k;
+	return -1;
+}
+
+const char *cgt_model_choices(enum cgt_model_part part, char *buf, size_t size)
+{
+	int n;
+	const char *const *names = model_names(part, &n);
+	size_t used = 0;
+	buf[0] = 0;
+	for (int k = 0; k < n && used < size; k++)
+		used += (size_t)snprintf(buf + used, size - used, "%s%s",
+					 k == 0 ? "" : k + 1 == n ? " or " : ", ", names[k]);
+	return buf;
+}
+
+int cgt_cache_model_prefetches(const struct cgt_cache_model *m)
+{
+	for (int k = 0; k < CGT_N_LEVELS; k++)
+		if (m->prefetch[k] != LEVEL_PREFETCH_NONE)
+			return 1;
+	return 0;
+}
+
 const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct cgt_hierarchy *h)
 {
-	if (!m->write_back && !m->prefetch)
+	/* Callgrind's prefetcher, the one there is so far, is LL's */
+	static const char *const not_ll[CGT_N_LEVELS] = {
+		[CGT_LEVEL_I1] = "--I1-prefetch=callgrind: Callgrind's stream prefetcher is LL's alone",
+		[CGT_LEVEL_D1] = "--D1-prefetch=callgrind: Callgrind's stream prefetcher is LL's alone",
+		[CGT_LEVEL_L2] = "--L2-prefetch=callgrind: Callgrind's stream prefetcher is LL's alone",
+	};
+	/* and only LL is a level of the general model (level.h), where a
+	   policy other than LRU can go: the others are Cachegrind's caches */
+	static const char *const lru_only[CGT_N_LEVELS] = {
+		[CGT_LEVEL_I1] = "--I1-replacement: I1 is LRU so far",
+		[CGT_LEVEL_D1] = "--D1-replacement: D1 is LRU so far",
+		[CGT_LEVEL_L2] = "--L2-replacement: L2 is LRU so far",
+	};
+	for (int k = 0; k < CGT_N_LEVELS; k++) {
+		if (k != CGT_LEVEL_LL && m->prefetch[k] != LEVEL_PREFETCH_NONE)
+			return not_ll[k];
+		if (k != CGT_LEVEL_LL && m->replacement[k] != LEVEL_LRU)
+			return lru_only[k];
+	}
+	const int prefetch = m->prefetch[CGT_LEVEL_LL] != LEVEL_PREFETCH_NONE;
+	if (!m->write_back && !prefetch)
 		return NULL;
 	if (h->level[CGT_LEVEL_L2].size != 0)
 		return m->write_back ? "--simulate-wb=yes models Callgrind's I1, D1 and LL: not with --L2"
-				     : "--simulate-hwpref=yes models Callgrind's I1, D1 and LL: not with --L2";
+				     : "--simulate-hwpref=yes (--LL-prefetch=callgrind) models Callgrind's "
+				       "I1, D1 and LL: not with --L2";
 	const struct cgt_cache_config *ll = &h->level[CGT_LEVEL_LL];
 	struct level_config c = { (uint32_t)ll->size, (uint32_t)ll->assoc, (uint32_t)ll->line,
-				  LEVEL_LRU, LEVEL_PREFETCH_NONE, 0, 0, 0 };
+				  m->replacement[CGT_LEVEL_LL], LEVEL_PREFETCH_NONE, 0, 0, 0 };
 	if (level_check(&c) != NULL)
 		return m->write_back ? "--simulate-wb=yes: LL has more ways than it can simulate"
 				     : "--simulate-hwpref=yes: LL has more ways than it can simulate";

@@ -162,19 +162,35 @@ struct cgt_code_lookup {
 
 /* ---- Cache models ------------------------------------------------------ */
 
-/* What the caches do beyond Cachegrind's model, as Callgrind's options
-   ask (callgrind/sim.c): its L1s are write-through, its LL write-back
-   (--simulate-wb=yes: a miss whose fill evicts a dirty line is counted
-   apart, ILdmr DLdmr DLdmw) and prefetched into by a stream prefetcher
-   (--simulate-hwpref=yes).  Zero: Cachegrind's model. */
+/* What the caches do beyond their geometry; zero is Cachegrind's model.
+   Callgrind's options (callgrind/sim.c) ask for two things: L1s
+   write-through and LL write-back (--simulate-wb=yes: a miss whose fill
+   evicts a dirty line is counted apart, ILdmr DLdmr DLdmw), and its
+   stream prefetcher into LL (--simulate-hwpref=yes, the same as
+   --LL-prefetch=callgrind).  Each level's replacement policy and
+   prefetcher are indices of cgt_model_find's names. */
 struct cgt_cache_model {
 	int write_back;
-	int prefetch;
+	uint8_t replacement[CGT_N_LEVELS];	/* 0: "lru" */
+	uint8_t prefetch[CGT_N_LEVELS];		/* 0: "none" */
 };
+
+enum cgt_model_part { CGT_MODEL_REPLACEMENT, CGT_MODEL_PREFETCH };
+
+/* The index of the replacement policy ("lru") or prefetcher ("none",
+   "callgrind") called name, or -1 if there is none. */
+int cgt_model_find(enum cgt_model_part part, const char *name);
+
+/* The names cgt_model_find knows, as a message lists them ("none or
+   callgrind"): buf. */
+const char *cgt_model_choices(enum cgt_model_part part, char *buf, size_t n);
+
+/* Whether m has a prefetcher at any level. */
+int cgt_cache_model_prefetches(const struct cgt_cache_model *m);
 
 /* NULL if the simulator does model m with hierarchy h exactly, else why
    not, naming the option: write-back and prefetching are Callgrind's, for
-   I1, D1 and LL only (not with --L2). */
+   I1, D1 and LL only (not with --L2), its prefetcher LL's. */
 const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct cgt_hierarchy *h);
 
 /* ---- Simulator (sim.c, hier.c) ----------------------------------------- */

@@ -2,13 +2,16 @@
  * The one place that decides which fast paths a run takes (specialise.h).
  */
 #include "specialise.h"
+#include "level.h"
 
 unsigned model_properties(const struct cgt_cache_model *m)
 {
-	/* Every level is LRU so far: the replacement policies to come
-	   (level.c's table) will say so here. */
-	return MODEL_LRU | (m->write_back ? 0 : MODEL_NO_WRITE_BACK) |
-	       (m->prefetch ? 0 : MODEL_NO_PREFETCH);
+	unsigned lru = MODEL_LRU;
+	for (int k = 0; k < CGT_N_LEVELS; k++)
+		if (m->replacement[k] != LEVEL_LRU)
+			lru = 0;
+	return lru | (m->write_back ? 0 : MODEL_NO_WRITE_BACK) |
+	       (cgt_cache_model_prefetches(m) ? 0 : MODEL_NO_PREFETCH);
 }
 
 void specialisations_choose(const struct cgt_cache_model *m, struct specialisations *s)

@@ -18,7 +18,7 @@ configs=(
 )
 config_names=("write-back" "write-back, branches" "prefetch" "prefetch, branches"
 	"write-back and prefetch" "write-back, prefetch, branches")
-extra_checks=6
+extra_checks=10
 source "$ROOT/tests/callgrind_cases.sh"
 
 # The replay's producer (decoding, caches) on a thread of its own or not:
@@ -40,3 +40,20 @@ for opt in simulate-wb simulate-hwpref; do
 	check_eq "--$opt=maybe: exit 2" 2 "$rc"
 	check_contains "--$opt=maybe: the option named" "bad --$opt 'maybe' (expected yes or no)" "$out"
 done
+# The level options: an unknown policy refused; --LL-prefetch=callgrind is
+# --simulate-hwpref=yes.
+out=$("$CGTRACE" simulate -q --tool=callgrind --LL-replacement=fifo --callgrind-out-file=bad.out \
+	loops.*.zst 2>&1)
+rc=$?
+check_eq "--LL-replacement=fifo: exit 2" 2 "$rc"
+check_contains "--LL-replacement=fifo: the option named" "bad --LL-replacement 'fifo' (expected lru)" \
+	"$out"
+out=$("$CGTRACE" simulate -q --tool=callgrind --I1-prefetch=callgrind --callgrind-out-file=bad.out \
+	loops.*.zst 2>&1)
+check_contains "--I1-prefetch=callgrind: refused, LL's alone" \
+	"--I1-prefetch=callgrind: Callgrind's stream prefetcher is LL's alone" "$out"
+"$CGTRACE" simulate -q --tool=callgrind --LL-prefetch=callgrind $small --callgrind-out-file=llpf.%p \
+	loops.*.zst
+"$CGTRACE" simulate -q --tool=callgrind --simulate-hwpref=yes $small --callgrind-out-file=hwpref.%p \
+	loops.*.zst
+check_same_file "--LL-prefetch=callgrind: the same file as --simulate-hwpref=yes" hwpref.* llpf.*

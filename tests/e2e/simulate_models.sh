@@ -14,7 +14,7 @@ source "$(dirname "$0")/../lib.sh"
 
 programs=(loops recursion strings ptrchase)
 models=("--simulate-wb=yes" "--simulate-hwpref=yes" "--simulate-wb=yes --simulate-hwpref=yes")
-plan $((${#programs[@]} * ${#models[@]} + 7 + 8))
+plan $((${#programs[@]} * ${#models[@]} + 9 + 16))
 
 small="--I1=4096,2,64 --D1=4096,2,64 --LL=65536,4,64"
 # sums FILE: the totals as compared (see above), from a cachegrind.out or
@@ -63,6 +63,17 @@ check_contains "... and the files are write-back's" "DLdmw" "$(cat t1/*D1-4096-1
 "$CGTRACE" simulate -q --simulate-wb=yes $small --threads=1 -o one1.out strings.zst
 "$CGTRACE" simulate -q --simulate-wb=yes $small --threads=8 -o one8.out strings.zst
 check_same_file "one configuration: --threads=1 and 8, the same file" one1.out one8.out
+# The level options: --LL-prefetch=callgrind is --simulate-hwpref=yes, and
+# the last of them says; the default policy and prefetcher named change
+# nothing.
+"$CGTRACE" simulate -q --simulate-hwpref=yes $small -o hwpref.out strings.zst
+"$CGTRACE" simulate -q --LL-prefetch=callgrind $small -o llpf.out strings.zst
+"$CGTRACE" simulate -q --simulate-hwpref=yes --LL-prefetch=none --I1-replacement=lru \
+	--D1-replacement=lru --LL-replacement=lru --D1-prefetch=none $small -o none.out strings.zst
+"$CGTRACE" simulate -q $small -o plain.out strings.zst
+check_same_file "--LL-prefetch=callgrind: the same file as --simulate-hwpref=yes" hwpref.out llpf.out
+check_same_file "--LL-prefetch=none after --simulate-hwpref=yes, lru named: Cachegrind's model" \
+	plain.out none.out
 
 # Refused, exit 2, the option named, nothing written.
 refused() {
@@ -79,4 +90,10 @@ refused "--simulate-wb=yes with --L2" "--simulate-wb=yes models Callgrind's I1, 
 	--simulate-wb=yes --L2=262144,8,64
 refused "--simulate-hwpref=yes with --cache-sim=no" "not with --cache-sim=no" \
 	--simulate-hwpref=yes --cache-sim=no
+refused "--LL-replacement=plru" "bad --LL-replacement 'plru' (expected lru)" --LL-replacement=plru
+refused "--D1-prefetch=stride" "bad --D1-prefetch 'stride' (expected none or callgrind)" \
+	--D1-prefetch=stride
+refused "--D1-prefetch=callgrind" \
+	"--D1-prefetch=callgrind: Callgrind's stream prefetcher is LL's alone" --D1-prefetch=callgrind
+refused "--LL-prefetch=callgrind with --L2" "not with --L2" --LL-prefetch=callgrind --L2=262144,8,64
 check_empty "nothing written when refused" "$(ls refused.out 2>/dev/null)"

@@ -122,7 +122,7 @@ static void flip(const char *path, long at)
 static uint64_t *simulate(const char *path, unsigned threads, size_t *n, char *report, size_t len)
 {
 	const struct cgt_hierarchy h = { { { 1024, 2, 64 }, { 1024, 2, 64 }, { 0, 0, 0 }, { 8192, 4, 64 } } };
-	const struct cgt_sim_options o = { 1, 1, &h, 1, path, 1, { 0, 0 } };
+	const struct cgt_sim_options o = { 1, 1, &h, 1, path, 1, { 0 } };
 	struct cgt_decoder *d;
 	struct cgt_sim *s;
 	struct cgt_error e;

@@ -63,7 +63,7 @@ static void profiles_of(const char *name, const struct cgt_hierarchy *configs, u
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	write_trace(path, addrs, n);
-	const struct cgt_sim_options o = { 1, 0, configs, n_configs, path, 1, { 0, 0 } };
+	const struct cgt_sim_options o = { 1, 0, configs, n_configs, path, 1, { 0 } };
 	CHECK(cgt_decoder_open(&d, path, NULL, &e) == 0);
 	CHECK(cgt_sim_open(&s, &o, 8, &e) == 0);
 	CHECK(cgt_sim_trace(s, d, threads, NULL, &e) == 0);

@@ -107,7 +107,7 @@ static uint64_t *simulate(const char *path, const struct run *r, unsigned thread
 	struct cgt_sim *s;
 	struct cgt_error e;
 	uint64_t *all = NULL;
-	const struct cgt_sim_options o = { r->cache_sim, r->branch_sim, r->h, r->n, path, 1, { 0, 0 } };
+	const struct cgt_sim_options o = { r->cache_sim, r->branch_sim, r->h, r->n, path, 1, { 0 } };
 
 	CHECK(cgt_decoder_open(&d, path, NULL, &e) == 0);
 	CHECK(cgt_sim_open(&s, &o, 32, &e) == 0);

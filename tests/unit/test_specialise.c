@@ -3,11 +3,21 @@
  * declares the property it relies on, and declined otherwise.
  */
 #include "check.h"
+#include "level.h"
 #include "specialise.h"
+
+/* Cachegrind's model, with write-back and Callgrind's LL prefetcher or
+   not. */
+static struct cgt_cache_model model(int write_back, int prefetch)
+{
+	struct cgt_cache_model m = { .write_back = write_back };
+	m.prefetch[CGT_LEVEL_LL] = prefetch ? LEVEL_PREFETCH_CALLGRIND : LEVEL_PREFETCH_NONE;
+	return m;
+}
 
 static struct specialisations choose(int write_back, int prefetch)
 {
-	struct cgt_cache_model m = { write_back, prefetch };
+	struct cgt_cache_model m = model(write_back, prefetch);
 	struct specialisations s;
 	specialisations_choose(&m, &s);
 	return s;
@@ -44,7 +54,7 @@ static void prefetch_declines(void)
 
 static void properties(void)
 {
-	struct cgt_cache_model plain = { 0, 0 }, wb = { 1, 0 }, pf = { 0, 1 };
+	struct cgt_cache_model plain = model(0, 0), wb = model(1, 0), pf = model(0, 1);
 	CHECK_EQ(model_properties(&plain), MODEL_LRU | MODEL_NO_WRITE_BACK | MODEL_NO_PREFETCH);
 	CHECK_EQ(model_properties(&wb), MODEL_LRU | MODEL_NO_PREFETCH);
 	CHECK_EQ(model_properties(&pf), MODEL_LRU | MODEL_NO_WRITE_BACK);
