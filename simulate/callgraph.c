@@ -1,8 +1,8 @@
 /*
  * Callgrind's call graph, replayed from a trace in stream order.
  *
- * Two parts, on two threads when there are (the producer section below
- * says who owns what): a producer decodes the trace and simulates its
+ * Two parts, on two threads when there are (see the pipeline below for
+ * who owns what): a producer (callgraph_producer.c) decodes the trace and simulates its
  * caches and branches, and hands chunks of executions with their misses
  * and mispredictions, and the module map, to the replay, which applies
  * Callgrind's rules.
@@ -28,54 +28,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "block_program.h"
-#include "branch_model.h"
-#include "cache_model.h"
-#include "level.h"
-#include "ll_model.h"
+#include "callgraph_producer.h"
 #include "sim.h"
-#include "specialise.h"
 
 #define NONE UINT32_MAX
 
 /* Callgrind's jump kinds of a block's exits (global.h ClgJumpKind). */
 enum { JK_NONE, JK_JUMP, JK_CALL, JK_RETURN };
-
-/* ---- Tables: growable arrays addressed by index ---------------------- */
-
-/* Elements are referred to by index, as pointers move when a table grows;
-   a table keeps its element size, which the helpers below need. */
-struct vec {
-	void *v;
-	size_t n, cap, size;
-};
-
-/* Room for n more elements, not counted yet (the hot paths write them
-   whole): 0, or -1 if out of memory. */
-static inline int vec_reserve(struct vec *a, size_t n)
-{
-	return a->n + n <= a->cap ? 0 : cgt_array_grow(&a->v, &a->cap, a->n, n, a->size);
-}
-
-/* n zeroed elements at the end: the index of the first, or -1 if out of
-   memory. */
-static long vec_extend(struct vec *a, size_t n)
-{
-	if (vec_reserve(a, n) < 0)
-		return -1;
-	memset((char *)a->v + a->n * a->size, 0, n * a->size);
-	size_t at = a->n;
-	a->n += n;
-	return (long)at;
-}
-
-/* One zeroed element at the end: its index, or -1 if out of memory. */
-static long vec_push(struct vec *a)
-{
-	return vec_extend(a, 1);
-}
-
-#define AT(vec, type, i) (((type *)(vec).v)[i])
 
 /* ---- Nodes: objects, files, functions, contexts, BBs ------------------ */
 
@@ -326,18 +285,6 @@ static int same_code(const struct cgt_block *a, const struct cgt_block *b)
 		if (a->insns[k].addr != b->insns[k].addr || a->insns[k].len != b->insns[k].len)
 			return 0;
 	return 1;
-}
-
-/* VEX inverts a block's last branch when its side exit goes to the next
-   instruction (main.c CLG_(collectBlockInfo)). */
-static int last_branch_inverted(const struct cgt_block *blk)
-{
-	if (blk->n_exits == 0 || blk->jumps == NULL)
-		return 0;
-	uint32_t instr = blk->ops[blk->exit_ops[blk->n_exits - 1]].insn;
-	const struct cgt_insn *in = &blk->insns[instr];
-	return instr == blk->n_insns - 1 && blk->jumps[blk->n_exits].dst_known &&
-	       blk->jumps[blk->n_exits].dst == in->addr + in->len;
 }
 
 static uint32_t make_bb(struct replay *r, const struct cgt_block *blk)
@@ -1799,15 +1746,6 @@ static void zero_all_cost(struct replay *r, struct thread *t)
 
 /* ---- Client requests (main.c CLG_(handle_client_request)) ---------------------- */
 
-enum {
-	REQ_DUMP_STATS = 0x43540000,
-	REQ_ZERO_STATS,
-	REQ_TOGGLE_COLLECT,
-	REQ_DUMP_STATS_AT,
-	REQ_START_INSTRUMENTATION,
-	REQ_STOP_INSTRUMENTATION,
-};
-
 static void set_instrument_state(struct replay *r, int on, struct cgt_error *e)
 {
 	if (r->instrumenting == on)
@@ -1875,142 +1813,7 @@ static int on_mark(struct replay *r, const struct cgt_mark *m, struct cgt_error 
 	}
 }
 
-/* ---- The producer: decoding and simulation ------------------------------------ */
-
-/*
- * The trace is decoded, and its cache references and branches simulated,
- * by a producer that hands the replay what it needs in chunks, in stream
- * order.  The simulation depends on nothing the replay decides (it
- * simulates whether or not collecting, and Callgrind's inversion of a
- * block's last branch is the block's), so the two can run on two threads:
- * the producer a chunk or more ahead.  With one thread they run in turn.
- */
-
-enum handed_kind {
-	HANDED_EXEC,	/* block, sp, exit, tid, n_charges */
-	HANDED_MARK,	/* marks[index] */
-	HANDED_LOST,	/* executions lost with damage before the next */
-	HANDED_EPOCH,	/* the module map's epoch is now index */
-};
-
-/* 32 bytes: the producer writes one per execution, the replay reads it. */
-struct handed {
-	const struct cgt_block *block;
-	union {
-		uint64_t sp;	/* at the block's entry */
-		uint64_t index;	/* HANDED_MARK's in marks; HANDED_EPOCH's epoch */
-	};
-	uint32_t exit, tid;
-	uint32_t n_charges;	/* its events, next in the chunk's charges */
-	uint8_t kind;		/* enum handed_kind */
-};
-
-struct handed_mark {
-	struct cgt_mark mark;	/* its text in the chunk's texts, at text_at */
-	size_t text_at;
-};
-
-/* A chunk: owned by the producer while it fills it, then by the replay.
-   On cache lines of its own, as the producer is: the two threads write
-   next to each other otherwise, and each write would take the line from
-   the other's core. */
-struct chunk {
-	_Alignas(64) struct vec items;	/* struct handed */
-	struct vec charges;	/* uint32_t: CHARGE_OP << 2 | CHARGE_LEVEL */
-	struct vec marks;	/* struct handed_mark */
-	struct vec texts;	/* char */
-	/* struct cgt_mapping: the decoder's module map when the chunk was
-	   filled, if it changed since the chunk before (has_mappings).  It
-	   answers for any earlier epoch too: mappings are only added or
-	   ended, each at an epoch of its own. */
-	struct vec mappings;
-	int has_mappings;
-	/* With the general model's LL (Callgrind's write-back or prefetch
-	   simulation), which the replay simulates before it replays the
-	   chunk (the producer, with the L1s and the predictor, is the busier
-	   thread): the chunk's LL references in program order, each's handle
-	   the index in charges of the charge its outcome completes (an L1
-	   miss's) or NO_LL_CHARGE; and where LL starts cold again, before the
-	   reference of each index (CALLGRIND_START/STOP_INSTRUMENTATION). */
-	struct vec ll_refs;	/* struct level_ref */
-	struct vec ll_clears;	/* uint32_t */
-	int status;		/* 1: more chunks follow; 0: the trace's end; negative: the
-				   producer's error */
-};
-
-/* Executions a chunk holds at most: chunks are reused, so memory stays
-   what a few of them take. */
-#define CHUNK_EXECS 16384
-
-static void chunk_init(struct chunk *ch)
-{
-	ch->items.size = sizeof(struct handed);
-	ch->charges.size = sizeof(uint32_t);
-	ch->marks.size = sizeof(struct handed_mark);
-	ch->texts.size = 1;
-	ch->mappings.size = sizeof(struct cgt_mapping);
-	ch->ll_refs.size = sizeof(struct level_ref);
-	ch->ll_clears.size = sizeof(uint32_t);
-}
-
-static void chunk_free(struct chunk *ch)
-{
-	free(ch->items.v);
-	free(ch->charges.v);
-	free(ch->marks.v);
-	free(ch->texts.v);
-	free(ch->mappings.v);
-	free(ch->ll_refs.v);
-	free(ch->ll_clears.v);
-}
-
-enum { CACHE_I1, CACHE_D1 };
-
-/* An L1 reference that goes on to LL, or a guarded access to charge. */
-struct l1_ref {
-	uint64_t addr;
-	uint32_t op;
-	uint8_t size;
-	uint8_t missed;		/* L1 missed: LL is looked up */
-	uint8_t write;		/* with write-back: a write, which LL takes even if L1 hit */
-	uint8_t guarded;	/* charged even if L1 hit */
-};
-
-/* What the producer keeps of a trace block, from its first execution
-   handed over. */
-struct producer_block {
-	struct block_program *program;	/* with cache or branch simulation */
-	uint32_t max_charges;	/* an execution's at most: every reference and branch;
-				   0 without a program */
-	uint8_t seen;
-};
-
-struct producer {
-	_Alignas(64) const struct cgt_callgraph_options *o;
-	struct cgt_decoder *d;
-	struct cgt_batch batch;	/* the batch being read, when in_batch */
-	int in_batch;
-	int instrumenting;
-	uint32_t map_epoch;	/* the last handed over */
-	uint32_t mappings_epoch;	/* that of the module map last handed over */
-	struct cache_model cache[2];	/* I1, D1 */
-	struct ll_model LL;
-	/* Instead of LL, with Callgrind's write-back or prefetch simulation
-	   (general): the general model's level, which the replay runs on each
-	   chunk's LL references (replay_chunk), and their outcomes there. */
-	int general;
-	struct level LL_general;
-	uint8_t *ll_outcomes;
-	size_t cap_ll_outcomes;
-	struct chunk *filling;	/* the chunk LL's references go to */
-	int ll_refs_failed;	/* out of memory for them */
-	struct branch_model *predictor;
-	uint32_t min_line;
-	struct vec blocks;	/* struct producer_block, by trace block id */
-	struct l1_ref *misses;	/* room for a program's max_refs */
-	size_t cap_misses;
-	struct cgt_error e;
-};
+/* ---- The producer (callgraph_producer.c) on a thread of its own, or not ------- */
 
 /* Two threads, producer and replay, and the chunks between them.  The
    producer owns the decoder, the replay the call graph and whatever is
@@ -2033,524 +1836,6 @@ struct pipeline {
 	struct producer *producer;
 };
 
-/* The block program of a trace block.  Its branches' inversions are
-   Callgrind's: only the block's last branch, when VEX inverted it, where
-   Cachegrind's are those whose target is the next instruction. */
-static struct block_program *compile(struct producer *p, const struct cgt_block *blk)
-{
-	if (blk->n_ops > UINT32_MAX >> 2)
-		return NULL;	/* no room for its ops in a charge */
-	const struct cache_model *I1 = &p->cache[CACHE_I1];
-	struct block_program_options o = { p->o->cache_sim, p->o->branch_sim, I1->line_bits,
-					   I1->way_bits, I1->sets_mask, p->min_line };
-	struct block_program *bp = block_program_compile(blk, &o);
-	if (bp == NULL)
-		return NULL;
-	const uint32_t last_exit_op = blk->n_exits ? blk->exit_ops[blk->n_exits - 1] : UINT32_MAX;
-	const int inverted = last_branch_inverted(blk);
-	for (uint32_t k = 0; k < bp->prefixes[0].n_conds; k++)
-		bp->conds[k].inverted = inverted && bp->conds[k].op == last_exit_op;
-	if (bp->max_refs > p->cap_misses &&
-	    cgt_array_grow(&p->misses, &p->cap_misses, 0, bp->max_refs, sizeof(*p->misses)) < 0) {
-		free(bp);
-		return NULL;
-	}
-	return bp;
-}
-
-/* The models, as the producer's hot loop keeps them: in locals, since
-   through the producer the compiler would reload them after every store
-   of a charge.  Not LL, whose wide lookups are out of line: a local
-   whose address leaves the function is one every store may change, and
-   the compiler would reload I1's and D1's fields beside it. */
-struct models {
-	struct cache_model I1, D1;
-	struct ll_model *LL;
-	struct producer *general;	/* with the general model's LL instead */
-	struct branch_model *predictor;
-	uint64_t history;
-	struct l1_ref *misses;	/* room for a program's max_refs */
-	int cache_sim, branch_sim;
-};
-
-/* A reference's handle in a chunk's ll_refs: no charge waits for its
-   outcome. */
-#define NO_LL_CHARGE UINT32_MAX
-
-/*
- * simulate_exec's cache references with Callgrind's write-back or prefetch
- * simulation (callgrind/sim.c, cachesim_D1_Write, prefetch_*): the L1s as
- * without them, LL the general model's level, which the replay runs later
- * (replay_chunk).  LL's references go to the chunk in program order: the
- * L1 misses and, with write-back, every write (a write-through L1 passes
- * a hit on to dirty LL's line, its outcome unused); the prefetcher
- * observes the misses and, with write-back, every write.  An L1 miss's
- * charge is written with level 0, to be completed with what LL did; a
- * guarded access that hit L1 is charged at level 0.
- */
-static __attribute__((noinline)) uint32_t
-simulate_refs_general(struct models *md, const struct cgt_exec *x, const struct block_program *bp,
-		      uint32_t *out)
-{
-	struct producer *p = md->general;
-	struct chunk *ch = p->filling;
-	const struct prefix_plan *plan = &bp->prefixes[x->exit];
-	const uint64_t *v = x->values;
-	const int write_back = p->o->model.write_back,
-		  prefetch = p->o->model.prefetch[CGT_LEVEL_LL] != LEVEL_PREFETCH_NONE;
-	struct l1_ref *m = md->misses;
-	uint32_t n = 0;
-	for (uint32_t f = 0; f < plan->n_fetches; f++) {
-		const struct fetch_step *fs = &bp->fetches[f];
-		if (md->I1.tags[fs->set_at] != fs->line && cache_ref_is_miss(&md->I1, fs->addr, fs->len))
-			m[n++] = (struct l1_ref){ fs->addr, fs->op, fs->len, 1, 0, 0 };
-	}
-	const uint32_t n_fetch = n;
-	for (uint32_t j = 0; j < plan->n_data; j++) {
-		if (v[j] == CGT_NO_ACCESS)
-			continue;
-		int write = bp->data_writes[j];
-		int guarded = bp->n_guarded && bp->data_guarded[j];
-		int hit = !cache_ref_is_miss(&md->D1, v[j], bp->data_sizes[j]);
-		if (!hit || guarded || (write && write_back))
-			m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], bp->data_sizes[j], (uint8_t)!hit,
-						  (uint8_t)write, (uint8_t)guarded };
-	}
-	/* in program order: the fetch misses and data merged (a charge's
-	   place among the execution's does not matter) */
-	const uint32_t charged_at = (uint32_t)ch->charges.n;
-	if (vec_reserve(&ch->ll_refs, n) < 0) {
-		p->ll_refs_failed = 1;	/* (hand_batch fails) */
-		return 0;
-	}
-	struct level_ref *ll = &AT(ch->ll_refs, struct level_ref, ch->ll_refs.n);
-	uint32_t n_ll = 0, n_out = 0;
-	for (uint32_t i = 0, j = n_fetch; i < n_fetch || j < n;) {
-		const struct l1_ref *ref = j == n || (i < n_fetch && m[i].op < m[j].op) ? &m[i++] : &m[j++];
-		uint32_t handle = NO_LL_CHARGE;
-		if (ref->missed || ref->guarded) {
-			if (ref->missed)
-				handle = charged_at + n_out;
-			out[n_out++] = ref->op << 2;
-		}
-		if (ref->missed || (ref->write && write_back)) {
-			int observed = prefetch && (ref->missed || write_back);
-			ll[n_ll++] = (struct level_ref){
-				ref->addr, ref->size,
-				(uint8_t)((ref->write ? LEVEL_WRITE : 0) | (observed ? LEVEL_OBSERVED : 0)),
-				handle };
-		}
-	}
-	ch->ll_refs.n += n_ll;
-	return n_out;
-}
-
-/* The LL charge of a reference that missed L1: 1 if LL hit, 2 if it
-   missed, 3 if that miss evicted a dirty line. */
-static const uint8_t ll_charge_level[3] = { [LEVEL_HIT] = 1, [LEVEL_MISS] = 2,
-					    [LEVEL_MISS_DIRTY] = 3 };
-
-/* The general model's LL on ch's references (see struct chunk): their
-   charges completed.  0, or -1 if out of memory. */
-static int simulate_chunk_ll(struct producer *p, struct chunk *ch)
-{
-	const struct level_ref *refs = ch->ll_refs.v;
-	const uint32_t n = (uint32_t)ch->ll_refs.n;
-	if (n > p->cap_ll_outcomes &&
-	    cgt_array_grow(&p->ll_outcomes, &p->cap_ll_outcomes, 0, n, 1) < 0)
-		return -1;
-	uint32_t from = 0;
-	for (size_t c = 0; c <= ch->ll_clears.n; c++) {
-		uint32_t to = c < ch->ll_clears.n ? AT(ch->ll_clears, uint32_t, c) : n;
-		level_take(&p->LL_general, refs + from, to - from, p->ll_outcomes + from);
-		if (c < ch->ll_clears.n)
-			level_clear(&p->LL_general);
-		from = to;
-	}
-	uint32_t *charges = ch->charges.v;
-	for (uint32_t k = 0; k < n; k++)
-		if (refs[k].handle != NO_LL_CHARGE)
-			charges[refs[k].handle] |= ll_charge_level[p->ll_outcomes[k]];
-	return 0;
-}
-
-/*
- * The execution's cache references and branches, simulated as Callgrind
- * does whether or not it collects: its misses, guarded accesses and
- * mispredictions written to out (room for the block's max_charges); their
- * number returned.  The block runs as a block program (block_program.h), as
- * Cachegrind's simulation runs it, its L1 misses going to LL in program
- * order.
- */
-static inline __attribute__((always_inline)) uint32_t
-simulate_exec(struct models *md, const struct cgt_exec *x, const struct block_program *bp,
-	      uint32_t *out)
-{
-	const struct prefix_plan *plan = &bp->prefixes[x->exit];
-	const uint64_t *v = x->values;
-	uint32_t n_out = 0;
-	if (__builtin_expect(md->general != NULL, 0)) {
-		n_out = simulate_refs_general(md, x, bp, out);
-	} else if (md->cache_sim) {
-		struct l1_ref *m = md->misses;
-		uint32_t n = 0;
-		/* bounds in locals: stores of misses could alias them */
-		for (uint32_t f = 0, n_fetches = plan->n_fetches; f < n_fetches; f++) {
-			const struct fetch_step *fs = &bp->fetches[f];
-			/* the usual case, a hit on the set's most recently used line */
-			if (md->I1.tags[fs->set_at] != fs->line && cache_ref_is_miss(&md->I1, fs->addr, fs->len))
-				m[n++] = (struct l1_ref){ fs->addr, fs->op, fs->len, 1, 0, 0 };
-		}
-		const uint32_t n_fetch = n;
-		if (__builtin_expect(bp->n_guarded == 0, 1)) {
-			const uint8_t *sizes = bp->data_sizes;
-			for (uint32_t j = 0, n_data = plan->n_data; j < n_data; j++)
-				if (__builtin_expect(cache_ref_is_miss(&md->D1, v[j], sizes[j]), 0))
-					m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], sizes[j], 1, 0, 0 };
-		} else {
-			for (uint32_t j = 0; j < plan->n_data; j++) {
-				if (v[j] == CGT_NO_ACCESS)
-					continue;
-				int hit = !cache_ref_is_miss(&md->D1, v[j], bp->data_sizes[j]);
-				if (!hit || bp->data_guarded[j])
-					m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], bp->data_sizes[j],
-								  (uint8_t)!hit, 0, 1 };
-			}
-		}
-		/* LL in program order: the fetch misses and data references merged */
-		uint32_t i = 0, j = n_fetch;
-		while (__builtin_expect(i < n_fetch || j < n, 0)) {
-			const struct l1_ref *ref = j == n || (i < n_fetch && m[i].op < m[j].op) ? &m[i++] : &m[j++];
-			unsigned level = !ref->missed ? 0
-					 : 1 + (unsigned)ll_ref_is_miss(md->LL, ref->addr, ref->size);
-			out[n_out++] = ref->op << 2 | level;
-		}
-	}
-	if (md->branch_sim) {
-		const struct cond_step *conds = bp->conds;
-		const uint32_t n_conds = plan->n_conds, last_taken = plan->exit_is_last_cond;
-		for (uint32_t k = 0; k < n_conds; k++) {
-			/* exits before the last one were not taken */
-			int taken = (int)(conds[k].inverted ^ (last_taken & (k + 1 == n_conds)));
-			uint32_t counter;
-			uint8_t was;
-			if (cond_branch(md->predictor, &md->history, conds[k].pc, taken, &counter, &was) ==
-			    BRANCH_MISPREDICTED)
-				out[n_out++] = conds[k].op << 2 | 1;
-		}
-		if (plan->indirect) {
-			uint32_t slot;
-			if (indirect_branch(md->predictor, bp->indirect_pc, v[bp->indirect_value], &slot) ==
-			    BRANCH_MISPREDICTED)
-				out[n_out++] = bp->indirect_op << 2 | 1;
-		}
-	}
-	return n_out;
-}
-
-/* The next item of ch, its other fields the caller's to set. */
-static inline struct handed *hand(struct chunk *ch, enum handed_kind kind, uint32_t index)
-{
-	if (vec_reserve(&ch->items, 1) < 0)
-		return NULL;
-	struct handed *h = &AT(ch->items, struct handed, ch->items.n++);
-	h->kind = (uint8_t)kind;
-	h->index = index;
-	return h;
-}
-
-static int producer_fail(struct producer *p)
-{
-	return cgt_fail(&p->e, cgt_err_nomem, "out of memory");
-}
-
-/* The caches of the configuration, cold; min_line, their smallest line.
-   Not the general model's LL, which is made once (producer_open) and made
-   cold again by the replay. */
-static int caches_init(struct producer *p)
-{
-	static const int level[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
-	p->min_line = UINT32_MAX;
-	for (int k = 0; k < 3; k++) {
-		const struct cgt_cache_config *cc = &p->o->caches.level[level[k]];
-		if ((uint32_t)cc->line < p->min_line)
-			p->min_line = (uint32_t)cc->line;
-		if (k < 2) {
-			if (cache_model_init(&p->cache[k], (uint32_t)cc->size, (uint32_t)cc->assoc,
-					     (uint32_t)cc->line) < 0)
-				return -1;
-		} else if (p->general) {
-			continue;
-		} else if (ll_model_init(&p->LL, (uint32_t)cc->size, (uint32_t)cc->assoc,
-					 (uint32_t)cc->line) < 0) {
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static void caches_free(struct producer *p)
-{
-	for (int k = 0; k < 2; k++)
-		cache_model_free(&p->cache[k]);
-	ll_model_free(&p->LL);
-}
-
-/* The general model's LL, cold. */
-static int general_ll_init(struct producer *p)
-{
-	const struct cgt_cache_config *cc = &p->o->caches.level[CGT_LEVEL_LL];
-	const struct cgt_cache_model *m = &p->o->model;
-	struct level_config c = { (uint32_t)cc->size,
-				  (uint32_t)cc->assoc,
-				  (uint32_t)cc->line,
-				  m->replacement[CGT_LEVEL_LL],
-				  m->prefetch[CGT_LEVEL_LL],
-				  (uint8_t)m->write_back,
-				  0,
-				  (uint8_t)m->write_back };
-	return level_init(&p->LL_general, &c);
-}
-
-/* A mark handed over; CALLGRIND_START/STOP_INSTRUMENTATION seen to here
-   too: Callgrind starts the caches cold again (not the predictors). */
-static int hand_mark(struct producer *p, struct chunk *ch, const struct cgt_mark *m)
-{
-	size_t len = strlen(m->text) + 1;
-	long k = vec_push(&ch->marks), text = vec_extend(&ch->texts, len);
-	if (k < 0 || text < 0 || hand(ch, HANDED_MARK, (uint32_t)k) == NULL)
-		return producer_fail(p);
-	struct handed_mark *hm = &AT(ch->marks, struct handed_mark, k);
-	hm->mark = *m;
-	hm->text_at = (size_t)text;
-	memcpy(&AT(ch->texts, char, text), m->text, len);
-	if (m->kind == CGT_MARK_REQUEST &&
-	    (m->code == REQ_START_INSTRUMENTATION || m->code == REQ_STOP_INSTRUMENTATION)) {
-		int on = m->code == REQ_START_INSTRUMENTATION;
-		if (p->instrumenting != on && p->o->cache_sim) {
-			caches_free(p);
-			if (caches_init(p) < 0)
-				return producer_fail(p);
-			if (p->general) {
-				long k = vec_push(&ch->ll_clears);
-				if (k < 0)
-					return producer_fail(p);
-				AT(ch->ll_clears, uint32_t, k) = (uint32_t)ch->ll_refs.n;
-			}
-		}
-		p->instrumenting = on;
-	}
-	return 0;
-}
-
-/* A block's first execution handed over: its program compiled. */
-static struct producer_block *first_handed(struct producer *p, const struct cgt_block *blk)
-{
-	while (p->blocks.n <= blk->id)
-		if (vec_push(&p->blocks) < 0)
-			return NULL;
-	struct producer_block *pb = &AT(p->blocks, struct producer_block, blk->id);
-	if ((p->o->cache_sim || p->o->branch_sim) && (pb->program = compile(p, blk)) == NULL)
-		return NULL;
-	for (uint32_t k = 0; pb->program != NULL && k <= blk->n_exits; k++) {
-		const struct prefix_plan *plan = &pb->program->prefixes[k];
-		uint32_t most = plan->n_fetches + plan->n_data + plan->n_conds + plan->indirect;
-		if (most > pb->max_charges)
-			pb->max_charges = most;
-	}
-	pb->seen = 1;
-	return pb;
-}
-
-/* Reads the batch's executions into ch until either ends: 1 the batch
-   ended, 0 the chunk is full, negative an error (p->e; *decoding: an
-   error of the batch's, which may be a loss with damage).  ch has room for
-   CHUNK_EXECS items (produce). */
-static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
-{
-	/* The batch, the models and the chunk's ends in locals: the decoding's
-	   cursor and the models stay in registers. */
-	struct cgt_batch b = p->batch;
-	struct cgt_exec x = { 0 };
-	struct models md = { .cache_sim = p->o->cache_sim, .branch_sim = p->o->branch_sim };
-	if (md.cache_sim) {
-		md.I1 = p->cache[CACHE_I1];
-		md.D1 = p->cache[CACHE_D1];
-		md.LL = &p->LL;
-		md.general = p->general ? p : NULL;
-		p->filling = ch;
-		md.misses = p->misses;
-	}
-	if (md.branch_sim) {
-		md.predictor = p->predictor;
-		md.history = p->predictor->history;
-	}
-	struct handed *items = ch->items.v;
-	size_t n_items = ch->items.n;
-	int rc = 1;
-	*decoding = 0;
-	while (n_items < CHUNK_EXECS) {
-		if ((rc = cgt_batch_next(&b, &x, &p->e)) <= 0) {
-			*decoding = rc < 0;
-			break;
-		}
-		uint64_t sp = 0;
-		if (!x.block->has_sp || x.block->jumps == NULL) {
-			rc = cgt_fail(&p->e, cgt_err_invalid,
-				      "block %u has no stack pointer or jumps: the trace lacks what a "
-				      "call graph is made of",
-				      x.block_id);
-			break;
-		}
-		int err = cgt_batch_sp(&b, &x, &sp, &p->e);
-		if (err < 0) {
-			rc = err;
-			break;
-		}
-		if (!p->instrumenting)
-			continue;
-		struct producer_block *pb = x.block_id < p->blocks.n
-						    ? &AT(p->blocks, struct producer_block, x.block_id)
-						    : NULL;
-		if (__builtin_expect(pb == NULL || !pb->seen, 0)) {
-			if ((pb = first_handed(p, x.block)) == NULL) {
-				rc = producer_fail(p);
-				break;
-			}
-			md.misses = p->misses;	/* may have grown */
-		}
-		uint32_t n_charges = 0;
-		/* (none: a block with nothing to simulate, as with --branch-sim
-		   alone one without branches) */
-		if (pb->max_charges > 0) {
-			if (vec_reserve(&ch->charges, pb->max_charges) < 0) {
-				rc = producer_fail(p);
-				break;
-			}
-			n_charges = simulate_exec(&md, &x, pb->program,
-						  &AT(ch->charges, uint32_t, ch->charges.n));
-			ch->charges.n += n_charges;
-		}
-		items[n_items++] = (struct handed){ .block = x.block, .sp = sp, .exit = x.exit,
-						    .tid = x.tid, .n_charges = n_charges,
-						    .kind = HANDED_EXEC };
-	}
-	ch->items.n = n_items;
-	if (p->ll_refs_failed)
-		rc = producer_fail(p);
-	if (md.cache_sim) {
-		p->cache[CACHE_I1] = md.I1;
-		p->cache[CACHE_D1] = md.D1;
-	}
-	if (md.branch_sim)
-		p->predictor->history = md.history;
-	p->batch = b;
-	return rc < 0 ? rc : rc == 0;
-}
-
-/* Fills ch with what follows in the trace; its status says how it ended. */
-static void produce(struct producer *p, struct chunk *ch)
-{
-	ch->items.n = ch->charges.n = ch->marks.n = ch->texts.n = ch->mappings.n = 0;
-	ch->ll_refs.n = ch->ll_clears.n = 0;
-	/* room for hand_batch's executions */
-	if (vec_reserve(&ch->items, CHUNK_EXECS) < 0) {
-		ch->status = producer_fail(p);
-		return;
-	}
-	int rc = 1;
-	while (ch->items.n < CHUNK_EXECS) {
-		if (!p->in_batch) {
-			rc = cgt_decoder_next(p->d, &p->batch, &p->e);
-			uint32_t epoch = cgt_decoder_map_epoch(p->d);
-			if (rc >= 0 && epoch != p->map_epoch) {
-				if (hand(ch, HANDED_EPOCH, epoch) == NULL)
-					rc = producer_fail(p);
-				p->map_epoch = epoch;
-			}
-			if (rc <= 0)
-				break;
-			if (p->batch.mark.kind != CGT_MARK_NONE) {
-				if ((rc = hand_mark(p, ch, &p->batch.mark)) < 0)
-					break;
-				continue;
-			}
-			p->in_batch = 1;
-		}
-		int decoding;
-		rc = hand_batch(p, ch, &decoding);
-		if (rc < 0) {
-			if (!decoding)
-				break;
-			if (!cgt_decoder_lost(p->d, &p->e))
-				break;
-			/* Executions lost with damage: the replay starts each
-			   thread again. */
-			if (hand(ch, HANDED_LOST, 0) == NULL) {
-				rc = producer_fail(p);
-				break;
-			}
-			rc = 1;
-		}
-		if (rc == 1)
-			p->in_batch = 0;
-		rc = 1;
-	}
-	/* the module map as it is now, if it changed */
-	uint32_t epoch = cgt_decoder_map_epoch(p->d);
-	ch->has_mappings = epoch != p->mappings_epoch;
-	if (ch->has_mappings) {
-		const struct cgt_mapping *maps;
-		size_t n = cgt_decoder_mappings(p->d, &maps);
-		if (vec_reserve(&ch->mappings, n) < 0) {
-			rc = producer_fail(p);
-		} else {
-			memcpy(ch->mappings.v, maps, n * sizeof(*maps));
-			ch->mappings.n = n;
-			p->mappings_epoch = epoch;
-		}
-	}
-	ch->status = rc;
-}
-
-static int producer_open(struct producer *p, const struct cgt_callgraph_options *o,
-			 struct cgt_decoder *d, struct cgt_error *e)
-{
-	memset(p, 0, sizeof(*p));
-	p->o = o;
-	p->d = d;
-	p->instrumenting = o->instr_atstart;
-	p->map_epoch = 0;
-	p->mappings_epoch = UINT32_MAX;	/* none handed over yet */
-	p->blocks.size = sizeof(struct producer_block);
-	struct specialisations may;
-	specialisations_choose(&o->model, &may);
-	p->general = o->cache_sim && !may.plain_ll;
-	if (o->cache_sim) {
-		if (caches_init(p) < 0 || (p->general && general_ll_init(p) < 0))
-			return cgt_fail(e, cgt_err_nomem, "out of memory");
-	}
-	if (o->branch_sim) {
-		p->predictor = malloc(sizeof(*p->predictor));
-		if (p->predictor == NULL)
-			return cgt_fail(e, cgt_err_nomem, "out of memory");
-		branch_model_init(p->predictor, 1, 0);
-	}
-	return 0;
-}
-
-static void producer_close(struct producer *p)
-{
-	caches_free(p);
-	level_free(&p->LL_general);
-	free(p->predictor);
-	for (size_t i = 0; i < p->blocks.n; i++)
-		free(AT(p->blocks, struct producer_block, i).program);
-	free(p->blocks.v);
-	free(p->misses);
-	free(p->ll_outcomes);
-}
-
 /* The producer's thread: chunks in order, each once the replay is done
    with the one N_CHUNKS before. */
 static void *producer_thread(void *arg)
@@ -2565,7 +1850,7 @@ static void *producer_thread(void *arg)
 		if (stop)
 			return NULL;
 		struct chunk *ch = &pl->chunks[k % N_CHUNKS];
-		produce(pl->producer, ch);
+		callgraph_produce(pl->producer, ch);
 		pthread_mutex_lock(&pl->lock);
 		pl->filled = k + 1;
 		pthread_cond_broadcast(&pl->changed);
@@ -2651,7 +1936,7 @@ static int check_trace(struct cgt_decoder *d, struct cgt_error *e)
 static int replay_chunk(struct replay *r, struct chunk *ch, struct producer *p,
 			struct cgt_error *e)
 {
-	if (p->general && simulate_chunk_ll(p, ch) < 0)
+	if (p->general && callgraph_chunk_ll(p, ch) < 0)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	if (ch->has_mappings) {
 		r->mappings.n = 0;
@@ -2727,7 +2012,7 @@ static int replay_pipelined(struct replay *r, struct producer *p, struct cgt_err
 	pthread_mutex_init(&pl->lock, NULL);
 	pthread_cond_init(&pl->changed, NULL);
 	for (int k = 0; k < N_CHUNKS; k++)
-		chunk_init(&pl->chunks[k]);
+		callgraph_chunk_init(&pl->chunks[k]);
 	pl->producer = p;
 	pthread_t thread;
 	int rc = 1;
@@ -2753,7 +2038,7 @@ static int replay_pipelined(struct replay *r, struct producer *p, struct cgt_err
 	pthread_join(thread, NULL);
 out:
 	for (int k = 0; k < N_CHUNKS; k++)
-		chunk_free(&pl->chunks[k]);
+		callgraph_chunk_free(&pl->chunks[k]);
 	pthread_cond_destroy(&pl->changed);
 	pthread_mutex_destroy(&pl->lock);
 	free(pl);
@@ -2764,13 +2049,13 @@ out:
 static int replay_in_turn(struct replay *r, struct producer *p, struct cgt_error *e)
 {
 	struct chunk ch = { 0 };
-	chunk_init(&ch);
+	callgraph_chunk_init(&ch);
 	int rc;
 	do {
-		produce(p, &ch);
+		callgraph_produce(p, &ch);
 		rc = replay_chunk(r, &ch, p, e);
 	} while (rc > 0);
-	chunk_free(&ch);
+	callgraph_chunk_free(&ch);
 	return rc;
 }
 
@@ -2822,7 +2107,7 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 	r.ev_ildmr = cgt_event_set_find(&r.events, CGT_ACCESS_FETCH, CGT_EVENT_DIRTY_MISS);
 	r.ev_dldmr = cgt_event_set_find(&r.events, CGT_ACCESS_READ, CGT_EVENT_DIRTY_MISS);
 	r.ev_dldmw = cgt_event_set_find(&r.events, CGT_ACCESS_WRITE, CGT_EVENT_DIRTY_MISS);
-	if ((rc = producer_open(&p, o, d, e)) < 0)
+	if ((rc = callgraph_producer_open(&p, o, d, e)) < 0)
 		goto out;
 	/* offset 0 of the pools means "none" */
 	if (vec_extend(&r.u64s, 1) < 0 || vec_extend(&r.u32s, 1) < 0) {
@@ -2837,7 +2122,7 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 			unwind_thread(&r, r.threads[tid], e);
 	rc = dump_profile(&r, NULL, e);
 out:
-	producer_close(&p);
+	callgraph_producer_close(&p);
 	replay_free(&r);
 	return rc < 0 ? rc : 0;
 }

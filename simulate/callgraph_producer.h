@@ -1,0 +1,187 @@
+/*
+ * The call-graph replay's two sides (callgraph.c): a producer
+ * (callgraph_producer.c) decodes the trace and simulates its caches and
+ * branches, and hands the replay chunks of executions with their misses
+ * and mispredictions, the marks and the module map, in stream order.
+ * What they share: the tables both keep, the chunk, and the producer.
+ * Internal to simulate/.
+ */
+#ifndef CGTRACE_CALLGRAPH_PRODUCER_H
+#define CGTRACE_CALLGRAPH_PRODUCER_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "cache_model.h"
+#include "level.h"
+#include "ll_model.h"
+#include "sim.h"
+
+/* Growable arrays addressed by index (the call graph's tables, the
+   chunk's parts).  Elements are referred to by index, as pointers move when a table grows;
+   a table keeps its element size, which the helpers below need. */
+struct vec {
+	void *v;
+	size_t n, cap, size;
+};
+
+/* Room for n more elements, not counted yet (the hot paths write them
+   whole): 0, or -1 if out of memory. */
+static inline int vec_reserve(struct vec *a, size_t n)
+{
+	return a->n + n <= a->cap ? 0 : cgt_array_grow(&a->v, &a->cap, a->n, n, a->size);
+}
+
+/* n zeroed elements at the end: the index of the first, or -1 if out of
+   memory. */
+static inline long vec_extend(struct vec *a, size_t n)
+{
+	if (vec_reserve(a, n) < 0)
+		return -1;
+	memset((char *)a->v + a->n * a->size, 0, n * a->size);
+	size_t at = a->n;
+	a->n += n;
+	return (long)at;
+}
+
+/* One zeroed element at the end: its index, or -1 if out of memory. */
+static inline long vec_push(struct vec *a)
+{
+	return vec_extend(a, 1);
+}
+
+#define AT(vec, type, i) (((type *)(vec).v)[i])
+
+/* VEX inverts a block's last branch when its side exit goes to the next
+   instruction (main.c CLG_(collectBlockInfo)). */
+static inline int last_branch_inverted(const struct cgt_block *blk)
+{
+	if (blk->n_exits == 0 || blk->jumps == NULL)
+		return 0;
+	uint32_t instr = blk->ops[blk->exit_ops[blk->n_exits - 1]].insn;
+	const struct cgt_insn *in = &blk->insns[instr];
+	return instr == blk->n_insns - 1 && blk->jumps[blk->n_exits].dst_known &&
+	       blk->jumps[blk->n_exits].dst == in->addr + in->len;
+}
+
+/* Callgrind's client requests (callgrind.h), as marks carry them. */
+enum {
+	REQ_DUMP_STATS = 0x43540000,
+	REQ_ZERO_STATS,
+	REQ_TOGGLE_COLLECT,
+	REQ_DUMP_STATS_AT,
+	REQ_START_INSTRUMENTATION,
+	REQ_STOP_INSTRUMENTATION,
+};
+
+/*
+ * The trace is decoded, and its cache references and branches simulated,
+ * by a producer that hands the replay what it needs in chunks, in stream
+ * order.  The simulation depends on nothing the replay decides (it
+ * simulates whether or not collecting, and Callgrind's inversion of a
+ * block's last branch is the block's), so the two can run on two threads:
+ * the producer a chunk or more ahead.  With one thread they run in turn.
+ */
+
+enum handed_kind {
+	HANDED_EXEC,	/* block, sp, exit, tid, n_charges */
+	HANDED_MARK,	/* marks[index] */
+	HANDED_LOST,	/* executions lost with damage before the next */
+	HANDED_EPOCH,	/* the module map's epoch is now index */
+};
+
+/* 32 bytes: the producer writes one per execution, the replay reads it. */
+struct handed {
+	const struct cgt_block *block;
+	union {
+		uint64_t sp;	/* at the block's entry */
+		uint64_t index;	/* HANDED_MARK's in marks; HANDED_EPOCH's epoch */
+	};
+	uint32_t exit, tid;
+	uint32_t n_charges;	/* its events, next in the chunk's charges */
+	uint8_t kind;		/* enum handed_kind */
+};
+
+struct handed_mark {
+	struct cgt_mark mark;	/* its text in the chunk's texts, at text_at */
+	size_t text_at;
+};
+
+/* A chunk: owned by the producer while it fills it, then by the replay.
+   On cache lines of its own, as the producer is: the two threads write
+   next to each other otherwise, and each write would take the line from
+   the other's core. */
+struct chunk {
+	_Alignas(64) struct vec items;	/* struct handed */
+	struct vec charges;	/* uint32_t: CHARGE_OP << 2 | CHARGE_LEVEL */
+	struct vec marks;	/* struct handed_mark */
+	struct vec texts;	/* char */
+	/* struct cgt_mapping: the decoder's module map when the chunk was
+	   filled, if it changed since the chunk before (has_mappings).  It
+	   answers for any earlier epoch too: mappings are only added or
+	   ended, each at an epoch of its own. */
+	struct vec mappings;
+	int has_mappings;
+	/* With the general model's LL (Callgrind's write-back or prefetch
+	   simulation), which the replay simulates before it replays the
+	   chunk (the producer, with the L1s and the predictor, is the busier
+	   thread): the chunk's LL references in program order, each's handle
+	   the index in charges of the charge its outcome completes (an L1
+	   miss's) or NO_LL_CHARGE; and where LL starts cold again, before the
+	   reference of each index (CALLGRIND_START/STOP_INSTRUMENTATION). */
+	struct vec ll_refs;	/* struct level_ref */
+	struct vec ll_clears;	/* uint32_t */
+	int status;		/* 1: more chunks follow; 0: the trace's end; negative: the
+				   producer's error */
+};
+
+/* Executions a chunk holds at most: chunks are reused, so memory stays
+   what a few of them take. */
+#define CHUNK_EXECS 16384
+
+struct producer {
+	_Alignas(64) const struct cgt_callgraph_options *o;
+	struct cgt_decoder *d;
+	struct cgt_batch batch;	/* the batch being read, when in_batch */
+	int in_batch;
+	int instrumenting;
+	uint32_t map_epoch;	/* the last handed over */
+	uint32_t mappings_epoch;	/* that of the module map last handed over */
+	struct cache_model cache[2];	/* I1, D1 */
+	struct ll_model LL;
+	/* Instead of LL, with Callgrind's write-back or prefetch simulation
+	   (general): the general model's level, which the replay runs on each
+	   chunk's LL references (replay_chunk), and their outcomes there. */
+	int general;
+	struct level LL_general;
+	uint8_t *ll_outcomes;
+	size_t cap_ll_outcomes;
+	struct chunk *filling;	/* the chunk LL's references go to */
+	int ll_refs_failed;	/* out of memory for them */
+	struct branch_model *predictor;
+	uint32_t min_line;
+	struct vec blocks;	/* struct producer_block, by trace block id */
+	struct l1_ref *misses;	/* room for a program's max_refs */
+	size_t cap_misses;
+	struct cgt_error e;
+};
+
+
+void callgraph_chunk_init(struct chunk *ch);
+void callgraph_chunk_free(struct chunk *ch);
+
+/* A producer of o's simulation on d (the replay's options).  0, or an
+   error's negative status (e). */
+int callgraph_producer_open(struct producer *p, const struct cgt_callgraph_options *o,
+			    struct cgt_decoder *d, struct cgt_error *e);
+void callgraph_producer_close(struct producer *p);
+
+/* Fills ch with what follows in the trace; its status says how it ended. */
+void callgraph_produce(struct producer *p, struct chunk *ch);
+
+/* The replay's part of the simulation, before it replays ch: the general
+   model's LL on ch's references (see struct chunk), their charges
+   completed.  0, or -1 if out of memory. */
+int callgraph_chunk_ll(struct producer *p, struct chunk *ch);
+
+#endif
