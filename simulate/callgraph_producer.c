@@ -182,7 +182,7 @@ int callgraph_chunk_ll(struct producer *p, struct chunk *ch)
 	uint32_t from = 0;
 	for (size_t c = 0; c <= ch->ll_clears.n; c++) {
 		uint32_t to = c < ch->ll_clears.n ? AT(ch->ll_clears, uint32_t, c) : n;
-		level_take(&p->LL_general, refs + from, to - from, p->ll_outcomes + from);
+		level_take(&p->LL_general, refs + from, to - from, p->ll_outcomes + from, NULL);
 		if (c < ch->ll_clears.n)
 			level_clear(&p->LL_general);
 		from = to;
@@ -321,14 +321,13 @@ static int general_ll_init(struct producer *p)
 {
 	const struct cgt_cache_config *cc = &p->o->caches.level[CGT_LEVEL_LL];
 	const struct cgt_cache_model *m = &p->o->model;
-	struct level_config c = { (uint32_t)cc->size,
-				  (uint32_t)cc->assoc,
-				  (uint32_t)cc->line,
-				  m->replacement[CGT_LEVEL_LL],
-				  m->prefetch[CGT_LEVEL_LL],
-				  (uint8_t)m->write_back,
-				  0,
-				  (uint8_t)m->write_back };
+	struct level_config c = { .size = (uint32_t)cc->size,
+				  .assoc = (uint32_t)cc->assoc,
+				  .line = (uint32_t)cc->line,
+				  .replacement = m->replacement[CGT_LEVEL_LL],
+				  .prefetcher = m->prefetch[CGT_LEVEL_LL],
+				  .write_back = (uint8_t)m->write_back,
+				  .callgrind_tags = (uint8_t)m->write_back };
 	return level_init(&p->LL_general, &c);
 }
 

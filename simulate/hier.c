@@ -622,11 +622,13 @@ static int general_build(struct part *p)
 				return -1;
 		}
 		const struct cgt_cache_config *ll = &c->level[CGT_LEVEL_LL];
-		struct level_config lc = {
-			(uint32_t)ll->size, (uint32_t)ll->assoc, (uint32_t)ll->line, h->model.replacement[CGT_LEVEL_LL],
-			h->model.prefetch[CGT_LEVEL_LL],
-			(uint8_t)h->model.write_back, 0, (uint8_t)h->model.write_back
-		};
+		struct level_config lc = { .size = (uint32_t)ll->size,
+					   .assoc = (uint32_t)ll->assoc,
+					   .line = (uint32_t)ll->line,
+					   .replacement = h->model.replacement[CGT_LEVEL_LL],
+					   .prefetcher = h->model.prefetch[CGT_LEVEL_LL],
+					   .write_back = (uint8_t)h->model.write_back,
+					   .callgrind_tags = (uint8_t)h->model.write_back };
 		if (level_init(&g->LL, &lc) < 0)
 			return -1;
 	}
@@ -1198,7 +1200,7 @@ static int general_take(struct part *p, struct general *g, const struct bunch *b
 			(uint8_t)((write ? LEVEL_WRITE : 0) | (observed ? LEVEL_OBSERVED : 0)),
 			missed ? r->slot : NOT_MISSED };
 	}
-	level_take(&g->LL, p->ll_refs, n_ll, p->ll_outcomes);
+	level_take(&g->LL, p->ll_refs, n_ll, p->ll_outcomes, NULL);
 	for (uint32_t k = 0; k < n_ll; k++) {
 		uint32_t slot = p->ll_refs[k].handle;
 		if (slot == NOT_MISSED || p->ll_outcomes[k] == LEVEL_HIT)

@@ -29,6 +29,8 @@ const char *level_check(const struct level_config *c)
 {
 	if (c->replacement >= LEVEL_N_REPLACEMENTS || c->prefetcher >= LEVEL_N_PREFETCHERS)
 		return "no such replacement policy or prefetcher";
+	if ((c->track_use || c->report != LEVEL_REPORT_NONE) && c->prefetcher != LEVEL_PREFETCH_NONE)
+		return "a prefetcher where lines' use is kept";
 	if (c->assoc == 0 || c->assoc > policies[c->replacement]->max_assoc)
 		return "more ways than its replacement policy can order";
 	if (!power_of_two(c->line) || c->line < 16)
@@ -52,10 +54,14 @@ int level_init(struct level *L, const struct level_config *c)
 	/* sets x line fits 31 bits: the shift is under 32 */
 	uint32_t tag_shift = L->line_bits + (uint32_t)__builtin_ctzll(sets);
 	L->callgrind_tag_mask = (uint32_t)~((1u << tag_shift) - 1);
-	L->take = policies[c->replacement]->take[c->prefetcher];
+	const struct level_policy *policy = policies[c->replacement];
+	L->take = c->track_use || c->report != LEVEL_REPORT_NONE ? policy->take_use
+								 : policy->take[c->prefetcher];
 	L->set_bytes = (8 + (size_t)c->assoc * (sizeof(uint64_t) + sizeof(uint16_t)) + 63) & ~(size_t)63;
 	L->sets = aligned_alloc(64, sets * L->set_bytes);
-	if (L->sets == NULL) {
+	if (c->track_use)
+		L->use = malloc(sets * c->assoc * sizeof(*L->use));
+	if (L->sets == NULL || (c->track_use && L->use == NULL)) {
 		level_free(L);
 		return -1;
 	}
@@ -69,6 +75,8 @@ void level_clear(struct level *L)
 	memset(L->sets, 0, sets * L->set_bytes);	/* tags 0; way 0 touched last, a guess */
 	for (uint64_t s = 0; s < sets; s++)
 		policies[L->config.replacement]->first(level_state(L, s), L->assoc);
+	if (L->use != NULL)
+		memset(L->use, 0, sets * L->assoc * sizeof(*L->use));
 	memset(&L->stream, 0, sizeof(L->stream));
 	L->last = (struct level_last_line){ UINT64_MAX, 0, 0, 0, 0 };
 }
@@ -76,5 +84,7 @@ void level_clear(struct level *L)
 void level_free(struct level *L)
 {
 	free(L->sets);
+	free(L->use);
 	L->sets = NULL;
+	L->use = NULL;
 }

@@ -21,8 +21,9 @@
  * lines looks both up and counts as one: a dirty miss if either line's
  * was, else a miss if either missed.
  *
- * Callgrind 3.19's write-back model keeps tags otherwise, and a level
- * that is to count as it does takes its form (callgrind_write_back):
+ * Callgrind 3.19's write-back and cache-use models keep tags otherwise,
+ * and a level that is to count as they do takes their form
+ * (callgrind_tags):
  * the address's low 32 bits with the set and offset bits cleared (its
  * tag_mask is an unsigned int), so lines 4 GiB apart are one line to it,
  * every way starts as tag 0 (in every set), two lines are told apart for
@@ -77,9 +78,38 @@ struct level_config {
 	uint8_t prefetcher;		/* enum level_prefetcher */
 	uint8_t write_back;		/* a write makes its line dirty; evicting one is a dirty miss */
 	uint8_t no_write_allocate;	/* a write that misses does not fill */
-	/* with write_back: Callgrind 3.19's tags (see above), to count as it
-	   does */
-	uint8_t callgrind_write_back;
+	/* Callgrind 3.19's tags (see above), to count as its write-back and
+	   cache-use models do */
+	uint8_t callgrind_tags;
+	/* Each line's use, as Callgrind's --cacheuse=yes keeps it: the
+	   references to it since its fill (that one included) and a 32-bit
+	   mask of the parts of it they touched (a bit per line/32 bytes, two
+	   per byte of a 16-byte line), told in the report of the fill that
+	   evicts it. */
+	uint8_t track_use;
+	uint8_t report;		/* enum level_report_kind */
+};
+
+/* What a level tells of each line it looks up, for a consumer that keeps
+   something per line (a loader to charge at its eviction): the slot
+   (set * assoc + way) the line is in, which stays its own while it is
+   resident. */
+enum level_report_kind {
+	LEVEL_REPORT_NONE,
+	LEVEL_REPORT_FILLS,	/* the lines filled */
+	LEVEL_REPORT_LOOKUPS,	/* every line looked up */
+};
+
+struct level_report {
+	uint32_t ref;		/* the reference's index in the bunch */
+	uint32_t slot;
+	uint32_t count, mask;	/* filled, with track_use: the use of the line evicted */
+	uint8_t filled;
+};
+
+/* A line's use (track_use), by slot. */
+struct level_use {
+	uint32_t count, mask;
 };
 
 struct level_stream_prefetcher {
@@ -88,8 +118,8 @@ struct level_stream_prefetcher {
 };
 
 struct level;
-typedef void level_take_fn(struct level *L, const struct level_ref *refs, uint32_t n,
-			   uint8_t *outcome);
+typedef uint32_t level_take_fn(struct level *L, const struct level_ref *refs, uint32_t n,
+			       uint8_t *outcome, struct level_report *reports);
 
 struct level {
 	struct level_config config;
@@ -105,6 +135,7 @@ struct level {
 	uint64_t callgrind_tag_mask;	/* Callgrind's tag_mask, 32 bits */
 	uint32_t assoc, line_bits;
 	level_take_fn *take;	/* the loop for the policy and prefetcher */
+	struct level_use *use;	/* [sets * assoc], with track_use */
 	/* The line the last reference looked up, if it was one line and left
 	   it in its set (level_take_with): set UINT64_MAX if none. */
 	struct level_last_line {
@@ -140,17 +171,19 @@ const char *level_check(const struct level_config *config);
 int level_init(struct level *L, const struct level_config *config);
 void level_free(struct level *L);
 
-/* Every way back to tag 0, clean, in the policy's first order; the
-   prefetcher's streams forgotten (Callgrind's cachesim_clear, at
+/* Every way back to tag 0, clean, unused, in the policy's first order;
+   the prefetcher's streams forgotten (Callgrind's cachesim_clear, at
    CALLGRIND_START/STOP_INSTRUMENTATION). */
 void level_clear(struct level *L);
 
 /* Looks refs[0 .. n) up in order, each after its prefetches if it is
-   observed: outcome[k] is refs[k]'s enum level_outcome. */
-static inline void level_take(struct level *L, const struct level_ref *refs, uint32_t n,
-			      uint8_t *outcome)
+   observed: outcome[k] is refs[k]'s enum level_outcome.  With a report
+   kind, the lines' reports go to reports (room for 2 n), in order: their
+   number is returned. */
+static inline uint32_t level_take(struct level *L, const struct level_ref *refs, uint32_t n,
+				  uint8_t *outcome, struct level_report *reports)
 {
-	L->take(L, refs, n, outcome);
+	return L->take(L, refs, n, outcome, reports);
 }
 
 /* The policies' names ("lru"), and the prefetchers' ("none",

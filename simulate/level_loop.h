@@ -39,6 +39,7 @@ struct level_policy {
 	uint32_t max_assoc;
 	void (*first)(uint16_t *state, uint32_t assoc);
 	level_take_fn *take[LEVEL_N_PREFETCHERS];
+	level_take_fn *take_use;
 };
 
 #define LEVEL_NO_WAY UINT32_MAX
@@ -57,10 +58,40 @@ level_find(const uint64_t *words, const uint16_t *state, uint32_t assoc, uint64_
 	return found;
 }
 
+/* Where a line's report goes (use: the loop reports or tracks use, else
+   neither), and the part of the line the reference touches (track_use). */
+struct level_line_use {
+	struct level_report **to;
+	uint32_t ref, mask;
+};
+
+/* The found or filled way's use and report (level_set_ref). */
+static inline __attribute__((always_inline)) void
+level_line_used(struct level *L, uint64_t set, uint32_t way, int filled,
+		const struct level_line_use *u)
+{
+	const uint32_t slot = (uint32_t)set * L->assoc + way;
+	struct level_report r = { u->ref, slot, 0, 0, (uint8_t)filled };
+	if (L->config.track_use) {
+		struct level_use *use = &L->use[slot];
+		if (filled) {
+			r.count = use->count;
+			r.mask = use->mask;
+			*use = (struct level_use){ 1, u->mask };
+		} else {
+			use->count++;
+			use->mask |= u->mask;
+		}
+	}
+	if (L->config.report == LEVEL_REPORT_LOOKUPS || (filled && L->config.report == LEVEL_REPORT_FILLS))
+		*(*u->to)++ = r;
+}
+
 /* One line's lookup in its set: a fill on a miss (but a write's, without
-   write-allocate). */
+   write-allocate).  u: NULL, or the line's use and report. */
 static inline __attribute__((always_inline)) enum level_outcome
-level_set_ref(struct level *L, uint64_t set, uint64_t key, int write, const struct level_hooks *h)
+level_set_ref(struct level *L, uint64_t set, uint64_t key, int write, const struct level_hooks *h,
+	      const struct level_line_use *u)
 {
 	const uint32_t assoc = L->assoc;
 	uint64_t *words = level_words(L, set);
@@ -74,6 +105,8 @@ level_set_ref(struct level *L, uint64_t set, uint64_t key, int write, const stru
 	if (h->touch_again_unchanged && (words[way] & ~(uint64_t)LEVEL_DIRTY) == key) {
 		if (write && write_back)
 			words[way] |= LEVEL_DIRTY;
+		if (u != NULL)
+			level_line_used(L, set, way, 0, u);
 		return LEVEL_HIT;
 	}
 	way = level_find(words, state, assoc, key, 0, h);
@@ -82,6 +115,8 @@ level_set_ref(struct level *L, uint64_t set, uint64_t key, int write, const stru
 			words[way] |= LEVEL_DIRTY;
 		h->touch(state, assoc, way);
 		*last_way = (uint16_t)way;
+		if (u != NULL)
+			level_line_used(L, set, way, 0, u);
 		return LEVEL_HIT;
 	}
 	if (write && L->config.no_write_allocate)
@@ -91,6 +126,8 @@ level_set_ref(struct level *L, uint64_t set, uint64_t key, int write, const stru
 	words[way] = key | (write && write_back ? LEVEL_DIRTY : 0);
 	h->touch(state, assoc, way);
 	*last_way = (uint16_t)way;
+	if (u != NULL)
+		level_line_used(L, set, way, 1, u);
 	return evicted_dirty ? LEVEL_MISS_DIRTY : LEVEL_MISS;
 }
 
@@ -98,7 +135,7 @@ level_set_ref(struct level *L, uint64_t set, uint64_t key, int write, const stru
 static inline __attribute__((always_inline)) void level_line(const struct level *L, uint64_t addr,
 							     uint64_t *set, uint64_t *key)
 {
-	if (L->config.callgrind_write_back) {
+	if (L->config.callgrind_tags) {
 		*set = (addr >> L->line_bits) & L->sets_mask;
 		*key = addr & L->callgrind_tag_mask;
 	} else {
@@ -115,22 +152,48 @@ static inline __attribute__((always_inline)) int level_straddles(const struct le
 								  uint64_t addr, uint32_t size)
 {
 	uint64_t first = addr >> L->line_bits, last = (addr + size - 1) >> L->line_bits;
-	if (L->config.callgrind_write_back)
+	if (L->config.callgrind_tags)
 		return (first & L->sets_mask) != (last & L->sets_mask);
 	return first != last;
 }
 
-/* One reference: both lines of a straddling one. */
+/* The use masks (track_use) of the parts of a line from byte off on, and
+   up to byte off: Callgrind's line_start_mask and line_end_mask, a bit
+   per line/32 bytes. */
+static inline uint32_t level_use_from(const struct level *L, uint64_t off)
+{
+	return ~0u << ((off << 5) >> L->line_bits);
+}
+
+static inline uint32_t level_use_to(const struct level *L, uint64_t off)
+{
+	uint64_t last = ((off << 5) + 31) >> L->line_bits;
+	return last >= 31 ? ~0u : (2u << last) - 1;
+}
+
+/* One reference: both lines of a straddling one.  use: the loop reports
+   or tracks use (to: the reports; ref: the reference's index). */
 static inline __attribute__((always_inline)) enum level_outcome
-level_ref(struct level *L, uint64_t addr, uint32_t size, int write, const struct level_hooks *h)
+level_ref(struct level *L, uint64_t addr, uint32_t size, int write, const struct level_hooks *h,
+	  const int use, struct level_report **to, uint32_t ref)
 {
 	uint64_t set1, key1, set2, key2;
+	const uint64_t line_mask = ((uint64_t)1 << L->line_bits) - 1;
+	const uint64_t last = addr + size - 1;
+	struct level_line_use u1 = { to, ref, 0 }, u2 = { to, ref, 0 };
 	level_line(L, addr, &set1, &key1);
-	if (!level_straddles(L, addr, size))
-		return level_set_ref(L, set1, key1, write, h);
-	level_line(L, addr + size - 1, &set2, &key2);
-	enum level_outcome r1 = level_set_ref(L, set1, key1, write, h);
-	enum level_outcome r2 = level_set_ref(L, set2, key2, write, h);
+	if (!level_straddles(L, addr, size)) {
+		if (use)
+			u1.mask = level_use_from(L, addr & line_mask) & level_use_to(L, last & line_mask);
+		return level_set_ref(L, set1, key1, write, h, use ? &u1 : NULL);
+	}
+	level_line(L, last, &set2, &key2);
+	if (use) {
+		u1.mask = level_use_from(L, addr & line_mask);
+		u2.mask = level_use_to(L, last & line_mask);
+	}
+	enum level_outcome r1 = level_set_ref(L, set1, key1, write, h, use ? &u1 : NULL);
+	enum level_outcome r2 = level_set_ref(L, set2, key2, write, h, use ? &u2 : NULL);
 	if (r1 == LEVEL_MISS_DIRTY || r2 == LEVEL_MISS_DIRTY)
 		return LEVEL_MISS_DIRTY;
 	return r1 | r2 ? LEVEL_MISS : LEVEL_HIT;
@@ -142,8 +205,8 @@ level_ref(struct level *L, uint64_t addr, uint32_t size, int write, const struct
 static inline __attribute__((always_inline)) void
 level_prefetch(struct level *L, uint64_t addr, const struct level_hooks *h)
 {
-	if (!L->config.callgrind_write_back) {
-		level_ref(L, addr, 1, 0, h);
+	if (!L->config.callgrind_tags) {
+		level_ref(L, addr, 1, 0, h, 0, NULL, 0);
 		return;
 	}
 	const uint32_t assoc = L->assoc;
@@ -213,10 +276,14 @@ static inline __attribute__((always_inline)) void level_fetch_set(const struct l
 		__builtin_prefetch(set + b);
 }
 
-static inline __attribute__((always_inline)) void
+/* The loop.  use: the level tracks use or reports lines (then without a
+   prefetcher: Callgrind's cache use simulates none). */
+static inline __attribute__((always_inline)) uint32_t
 level_take_with(struct level *L, const struct level_ref *refs, uint32_t n, uint8_t *outcome,
-		const struct level_hooks *h, enum level_prefetcher prefetcher)
+		struct level_report *reports, const struct level_hooks *h,
+		enum level_prefetcher prefetcher, const int use)
 {
+	struct level_report *reported = reports;
 	/* The line looked up last (L->last), if the reference was one line and
 	   left it in its set: then it is the set's youngest, dirty if clean, a
 	   write it would make nothing, and the prefetcher saw it last if
@@ -237,7 +304,8 @@ level_take_with(struct level *L, const struct level_ref *refs, uint32_t n, uint8
 		const int write = refs[k].flags & LEVEL_WRITE;
 		const int observed = prefetcher != LEVEL_PREFETCH_NONE && (refs[k].flags & LEVEL_OBSERVED);
 		uint64_t set = UINT64_MAX, key = 0;
-		if (h->touch_again_unchanged && !level_straddles(L, addr, refs[k].size)) {
+		/* (each reference to a line is a use of it: none is skipped) */
+		if (h->touch_again_unchanged && !use && !level_straddles(L, addr, refs[k].size)) {
 			level_line(L, addr, &set, &key);
 			if (set == last.set && key == last.key && addr >> L->line_bits == last.line &&
 			    (!write || last.written) && (!observed || last.observed)) {
@@ -247,30 +315,38 @@ level_take_with(struct level *L, const struct level_ref *refs, uint32_t n, uint8
 		}
 		if (observed)
 			level_stream_observe(L, addr, h);
-		outcome[k] = (uint8_t)level_ref(L, addr, refs[k].size, write, h);
+		outcome[k] = (uint8_t)level_ref(L, addr, refs[k].size, write, h, use, &reported, k);
 		/* a write that missed without write-allocate left no line */
 		int left = !(write && L->config.no_write_allocate && outcome[k] != LEVEL_HIT);
 		last = (struct level_last_line){ left ? set : UINT64_MAX, key, addr >> L->line_bits,
 						 !write_back || write, observed };
 	}
 	L->last = last;
+	return (uint32_t)(reported - reports);
 }
 
 /* Defines NAME_take_none and NAME_take_callgrind, the loops of policy
-   NAME for each prefetcher, from its hooks HOOKS (a const struct
-   level_hooks). */
-#define LEVEL_POLICY_LOOPS(NAME, HOOKS)                                                       \
-	static void NAME##_take_none(struct level *L, const struct level_ref *refs, uint32_t n,  \
-				     uint8_t *outcome)                                        \
-	{                                                                                     \
-		level_take_with(L, refs, n, outcome, &HOOKS, LEVEL_PREFETCH_NONE);            \
-	}                                                                                     \
-	static void NAME##_take_callgrind(struct level *L, const struct level_ref *refs,         \
-					  uint32_t n, uint8_t *outcome)                       \
-	{                                                                                     \
-		level_take_with(L, refs, n, outcome, &HOOKS, LEVEL_PREFETCH_CALLGRIND);       \
+   NAME for each prefetcher, and NAME_take_use, its loop that tracks use
+   or reports lines, from its hooks HOOKS (a const struct level_hooks). */
+#define LEVEL_POLICY_LOOPS(NAME, HOOKS)                                                         \
+	static uint32_t NAME##_take_none(struct level *L, const struct level_ref *refs, uint32_t n, \
+					 uint8_t *outcome, struct level_report *reports)        \
+	{                                                                                       \
+		return level_take_with(L, refs, n, outcome, reports, &HOOKS, LEVEL_PREFETCH_NONE, 0); \
+	}                                                                                       \
+	static uint32_t NAME##_take_callgrind(struct level *L, const struct level_ref *refs,       \
+					      uint32_t n, uint8_t *outcome,                     \
+					      struct level_report *reports)                     \
+	{                                                                                       \
+		return level_take_with(L, refs, n, outcome, reports, &HOOKS,                    \
+				       LEVEL_PREFETCH_CALLGRIND, 0);                            \
+	}                                                                                       \
+	static uint32_t NAME##_take_use(struct level *L, const struct level_ref *refs, uint32_t n,  \
+					uint8_t *outcome, struct level_report *reports)         \
+	{                                                                                       \
+		return level_take_with(L, refs, n, outcome, reports, &HOOKS, LEVEL_PREFETCH_NONE, 1); \
 	}
 
-#define LEVEL_POLICY_TAKES(NAME) { NAME##_take_none, NAME##_take_callgrind }
+#define LEVEL_POLICY_TAKES(NAME) { NAME##_take_none, NAME##_take_callgrind }, NAME##_take_use
 
 #endif

@@ -18,8 +18,10 @@ static struct level make(uint32_t size, uint32_t assoc, uint32_t line, int write
 			 int prefetcher, int callgrind_write_back)
 {
 	struct level L;
-	struct level_config c = { size, assoc, line, LEVEL_LRU, (uint8_t)prefetcher,
-				  (uint8_t)write_back, 0, (uint8_t)callgrind_write_back };
+	struct level_config c = { .size = size, .assoc = assoc, .line = line,
+				  .replacement = LEVEL_LRU, .prefetcher = (uint8_t)prefetcher,
+				  .write_back = (uint8_t)write_back,
+				  .callgrind_tags = (uint8_t)callgrind_write_back };
 	CHECK(level_init(&L, &c) == 0);
 	return L;
 }
@@ -28,7 +30,7 @@ static int one(struct level *L, uint64_t addr, uint8_t size, unsigned flags)
 {
 	struct level_ref r = { addr, size, (uint8_t)flags, 0 };
 	uint8_t out = 0xff;
-	level_take(L, &r, 1, &out);
+	level_take(L, &r, 1, &out, NULL);
 	return out;
 }
 
@@ -91,7 +93,8 @@ static void straddles(void)
 static void no_write_allocate(void)
 {
 	struct level L;
-	struct level_config c = { 128, 2, 64, LEVEL_LRU, LEVEL_PREFETCH_NONE, 1, 1, 0 };
+	struct level_config c = { .size = 128, .assoc = 2, .line = 64, .write_back = 1,
+				  .no_write_allocate = 1 };
 	CHECK(level_init(&L, &c) == 0);
 	CHECK_EQ(W(0x1000), LEVEL_MISS);
 	CHECK_EQ(R(0x1000), LEVEL_MISS);	/* the write did not fill */
@@ -306,7 +309,7 @@ static void random_against_callgrind_model(void)
 					ref_observe(&c, a);
 				expected[i] = (uint8_t)ref_access(&c, a, size, wb, write);
 			}
-			level_take(&L, bunch, n, got);
+			level_take(&L, bunch, n, got, NULL);
 			for (uint32_t i = 0; i < n; i++) {
 				mismatches += got[i] != expected[i];
 				dirty_seen += expected[i] == 2;
@@ -349,10 +352,113 @@ static void twins(void)
 	level_free(&L);
 }
 
+/* Lines' use, as Callgrind's --cacheuse=yes keeps it (callgrind/sim.c
+   cacheuse_*): a level of Callgrind's tags that tracks use and reports its
+   fills, one reference at a time. */
+static struct level use_level(uint32_t size, uint32_t assoc, uint32_t line, int report)
+{
+	struct level L;
+	struct level_config c = { .size = size, .assoc = assoc, .line = line, .callgrind_tags = 1,
+				  .track_use = report != LEVEL_REPORT_LOOKUPS, .report = (uint8_t)report };
+	CHECK(level_init(&L, &c) == 0);
+	return L;
+}
+
+static struct level_report reported[2];
+static uint32_t n_reported;
+
+static int used(struct level *L, uint64_t addr, uint8_t size)
+{
+	struct level_ref r = { addr, size, 0, 0 };
+	uint8_t out = 0xff;
+	n_reported = level_take(L, &r, 1, &out, reported);
+	return out;
+}
+
+#define U(a, size) used(&L, (a), (size))
+#define REPORTED(k, slot_, count_, mask_, filled_)                                            \
+	do {                                                                                  \
+		CHECK_EQ(reported[k].slot, slot_);                                            \
+		CHECK_EQ(reported[k].count, count_);                                          \
+		CHECK_EQ(reported[k].mask, mask_);                                            \
+		CHECK_EQ(reported[k].filled, filled_);                                        \
+	} while (0)
+
+static void use_counts_and_masks(void)
+{
+	/* One set of two 64-byte ways: a bit per 2 bytes. */
+	struct level L = use_level(128, 2, 64, LEVEL_REPORT_FILLS);
+	CHECK_EQ(U(0x1000, 4), LEVEL_MISS);	/* bytes 0-3: bits 0-1 */
+	CHECK_EQ(n_reported, 1);
+	REPORTED(0, 1, 0, 0, 1);		/* the oldest way, never used */
+	CHECK_EQ(U(0x1008, 4), LEVEL_HIT);	/* bytes 8-11: bits 4-5 */
+	CHECK_EQ(n_reported, 0);		/* hits are not reported */
+	/* One set: a reference across two lines is one lookup of the first,
+	   with the first's mask from byte 62 and the second's to byte 1: none */
+	CHECK_EQ(U(0x103e, 4), LEVEL_HIT);
+	CHECK_EQ(U(0x2000, 1), LEVEL_MISS);
+	REPORTED(0, 0, 0, 0, 1);
+	CHECK_EQ(U(0x3000, 2), LEVEL_MISS);	/* evicts 0x1000: three uses */
+	CHECK_EQ(n_reported, 1);
+	REPORTED(0, 1, 3, 0x33, 1);
+	CHECK_EQ(L.use[1].count, 1);
+	CHECK_EQ(L.use[1].mask, 0x1);
+	/* lines 4 GiB apart are one */
+	CHECK_EQ(U(0x100003010, 8), LEVEL_HIT);
+	CHECK_EQ(L.use[1].count, 2);
+	CHECK_EQ(L.use[1].mask, 0xf01);	/* bytes 16-23: bits 8-11 */
+	level_clear(&L);
+	CHECK_EQ(L.use[1].count, 0);
+	/* a cold way holds tag 0: an address under line x sets hits it */
+	CHECK_EQ(U(0x10, 4), LEVEL_HIT);
+	CHECK_EQ(L.use[0].count, 1);
+	CHECK_EQ(L.use[0].mask, 0x300);
+	level_free(&L);
+
+	/* Two sets: a straddle is two lines, each with its part. */
+	L = use_level(256, 2, 64, LEVEL_REPORT_FILLS);
+	CHECK_EQ(U(0x103e, 4), LEVEL_MISS);
+	CHECK_EQ(n_reported, 2);
+	REPORTED(0, 1, 0, 0, 1);
+	REPORTED(1, 3, 0, 0, 1);
+	CHECK_EQ(L.use[1].mask, 0x80000000);	/* bytes 62-63 */
+	CHECK_EQ(L.use[3].mask, 0x1);		/* bytes 0-1 */
+	level_free(&L);
+
+	/* 16-byte lines: two bits a byte; 128-byte lines: a bit per 4 bytes. */
+	L = use_level(64, 2, 16, LEVEL_REPORT_FILLS);
+	CHECK_EQ(U(0x1003, 2), LEVEL_MISS);
+	CHECK_EQ(L.use[reported[0].slot].mask, 0x3c0);
+	level_free(&L);
+	L = use_level(512, 2, 128, LEVEL_REPORT_FILLS);
+	CHECK_EQ(U(0x1005, 4), LEVEL_MISS);
+	CHECK_EQ(L.use[reported[0].slot].mask, 0x6);
+	level_free(&L);
+
+	/* Every lookup reported: a hit tells where the line is. */
+	L = use_level(256, 2, 64, LEVEL_REPORT_LOOKUPS);
+	CHECK_EQ(U(0x1000, 1), LEVEL_MISS);
+	REPORTED(0, 1, 0, 0, 1);
+	CHECK_EQ(U(0x2000, 1), LEVEL_MISS);
+	REPORTED(0, 0, 0, 0, 1);
+	CHECK_EQ(U(0x1000, 1), LEVEL_HIT);
+	CHECK_EQ(n_reported, 1);
+	REPORTED(0, 1, 0, 0, 0);
+	level_free(&L);
+}
+
 static void checks(void)
 {
-	struct level_config c = { 4096, 4, 64, LEVEL_LRU, LEVEL_PREFETCH_NONE, 0, 0, 0 };
+	struct level_config c = { .size = 4096, .assoc = 4, .line = 64 };
 	CHECK(level_check(&c) == NULL);
+	c.track_use = 1;
+	c.prefetcher = LEVEL_PREFETCH_CALLGRIND;
+	CHECK(level_check(&c) != NULL);	/* Callgrind's cache use has no prefetcher */
+	c.track_use = 0;
+	c.report = LEVEL_REPORT_FILLS;
+	CHECK(level_check(&c) != NULL);
+	c.report = LEVEL_REPORT_NONE;
+	c.prefetcher = LEVEL_PREFETCH_NONE;
 	c.size = 4096 * 3;
 	CHECK(level_check(&c) != NULL);	/* 48 sets */
 	c.size = 4096;
@@ -368,7 +474,7 @@ static void checks(void)
 
 int main(void)
 {
-	PLAN(9);
+	PLAN(10);
 	RUN(dirty_evictions);
 	RUN(straddles);
 	RUN(no_write_allocate);
@@ -377,6 +483,7 @@ int main(void)
 	RUN(clear);
 	RUN(random_against_callgrind_model);
 	RUN(twins);
+	RUN(use_counts_and_masks);
 	RUN(checks);
 	return CHECK_DONE();
 }
