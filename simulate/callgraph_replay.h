@@ -1,0 +1,191 @@
+/*
+ * Callgrind's call graph, replayed from a trace in stream order: what the
+ * replay's files share.  Internal to simulate/.
+ *
+ * This follows Valgrind 3.19's callgrind/ (bbcc.c setup_bbcc,
+ * callstack.c, context.c, threads.c, dump.c, jumps.c), whose rules
+ * ../shared/docs/callgrind-callgraph.md states: each executed block is a
+ * BB (code at one object offset); before it runs, the previous block's
+ * exit decides whether this is a call, a return, a jump, or a call
+ * emulated (a jump to a function's first instruction, into another object
+ * or section kind); the stack pointer at the block's entry pops frames.
+ * Costs go to a BBCC, the block in the context of the function entered by
+ * the last call, at a recursion level; a call arc's inclusive cost is the
+ * thread's counter at the return minus at the call.
+ *
+ * Callgrind's nodes are tables addressed by index (struct replay), and
+ * the replay's concerns are a file each:
+ *   callgraph.c            client requests, the producer's thread, the
+ *                          replay's entry points
+ */
+#ifndef CGTRACE_CALLGRAPH_REPLAY_H
+#define CGTRACE_CALLGRAPH_REPLAY_H
+
+#include <stdint.h>
+
+#include "callgraph_producer.h"
+#include "sim.h"
+
+#define NONE UINT32_MAX
+
+/* Callgrind's jump kinds of a block's exits (global.h ClgJumpKind). */
+enum { JK_NONE, JK_JUMP, JK_CALL, JK_RETURN };
+
+/* ---- Nodes: objects, files, functions, contexts, BBs ------------------ */
+
+struct name_node {
+	const char *name;
+	uint32_t parent;	/* a file's object, a function's file */
+	uint32_t next;		/* same hash */
+};
+
+struct fn_node {
+	uint8_t skip, pop_on_jump, toggle_collect, dump_before, dump_after, zero_before;
+	int separate_recs, separate_callers;
+};
+
+struct context {
+	uint32_t first, n;	/* in context_fns */
+	uint64_t hash;
+	uint32_t next;		/* same hash */
+};
+
+struct bb {
+	uint64_t addr, offset;	/* offset: in its object (addr - the object's bias) */
+	uint32_t obj, fn, map_epoch;
+	uint32_t n_insns, cjmp_count;	/* cjmp_count + 1 exits */
+	const struct cgt_insn *insns;
+	const struct cgt_block *blk;	/* the trace block it was made from */
+	uint32_t jmp;		/* in bb_jmps: [cjmp_count + 1] of {instr, kind} */
+	uint8_t sect_kind, is_entry, inverted;
+	uint32_t bbcc_list;	/* its first BBCC (rec 0 ones, newest first) */
+	uint32_t last_bbcc;
+	uint32_t next;		/* same address */
+};
+
+struct bb_jmp {
+	uint32_t instr;
+	uint8_t kind;
+};
+
+struct bbcc {
+	uint32_t bb, cxt, rec;
+	uint32_t rec_array;	/* in u32s: [separate_recs] BBCCs, NONE where none */
+	uint32_t next_bbcc;	/* the BB's next rec 0 BBCC */
+	uint32_t lru_next;	/* the BBCC executed after it last time */
+	uint64_t ecounter_sum, ret_counter;
+	uint32_t exits;		/* in u64s: [cjmp_count + 1] executions left by each exit */
+	uint32_t jcc_heads;	/* in u32s: [cjmp_count + 1] first arc of each exit */
+	uint32_t skipped;	/* in u64s: [n_ev], 0: none yet */
+	uint32_t cost;		/* in u64s: [n_insns][n_ev], events charged as they
+				   happen (cache and branch simulation): misses,
+				   guarded accesses; 0: none */
+	uint32_t charged;	/* in u64s: [cjmp_count + 1] executions charged by
+				   exit, whose other events are counted at the dump */
+	uint32_t order;
+	uint8_t listed;		/* taken into the dump being built */
+};
+
+struct arc {
+	uint32_t from, jmp, to;
+	uint8_t kind;		/* enum cgt_cg_arc_kind */
+	uint32_t next_from;
+	uint64_t call_counter;
+	uint32_t cost;		/* in u64s: [n_ev] */
+};
+
+/* ---- Threads ----------------------------------------------------------- */
+
+struct exec_state {
+	uint64_t cost[CGT_MAX_EVENTS];
+	int collect;
+	uint32_t cxt, bbcc, passed, nonskipped;
+	uint32_t sig;
+	uint32_t call_stack_bottom;
+};
+
+struct call_entry {
+	uint32_t arc;		/* NONE: a skipped function's frame */
+	uint64_t sp, ret_addr;
+	uint64_t enter_cost[CGT_MAX_EVENTS];
+	uint32_t nonskipped;
+	/* what push_cxt saved here: the context before, the function stack's depth */
+	uint32_t cxt, fn_sp;
+};
+
+struct thread {
+	uint32_t tid;
+	struct vec states;	/* struct exec_state; the last is current */
+	struct exec_state *current;	/* that last one: looked at by every execution */
+	struct vec calls;	/* struct call_entry: [sp] is the next frame's */
+	uint32_t sp;
+	struct vec fns;		/* uint32_t function stack: [0] = 0, 0 marks a handler */
+	uint32_t fn_top;
+	struct vec active;	/* uint32_t per function: activations */
+	uint64_t lastdump_cost[CGT_MAX_EVENTS], sighandler_cost[CGT_MAX_EVENTS];
+};
+
+enum failure { FAIL_NOMEM = 1, FAIL_DUMP, FAIL_STATE };
+
+struct replay {
+	const struct cgt_callgraph_options *o;
+	struct cgt_event_set events;
+	unsigned n_ev;
+	/* the events' columns (-1: not counted) */
+	int ev_dr, ev_dw, ev_i1mr, ev_d1mr, ev_d1mw, ev_ilmr, ev_dlmr, ev_dlmw, ev_bc, ev_bcm, ev_bi, ev_bim;
+	int ev_ildmr, ev_dldmr, ev_dldmw;	/* with write-back */
+	int charged;		/* events are charged as they happen (cache or branch simulation) */
+	struct vec mappings;	/* struct cgt_mapping: the module map, as handed over */
+	uint32_t map_epoch;	/* the module map's, at the point of the stream replayed */
+	struct vec objs, files, fn_names;	/* struct name_node */
+	struct vec fns;		/* struct fn_node, by function number */
+	struct vec contexts;	/* struct context */
+	struct vec context_fns;	/* uint32_t */
+	struct vec bbs;		/* struct bb */
+	struct vec bb_jmps;	/* struct bb_jmp */
+	struct vec bbccs;	/* struct bbcc */
+	struct vec arcs;	/* struct arc */
+	struct vec u64s, u32s;
+	struct vec owned;	/* char *: names we made */
+	struct vec obj_bias;	/* uint64_t by object: where it is mapped now */
+	struct cgt_map name_index, context_index, bb_index;
+	struct vec block_bb;	/* uint32_t: trace block id -> BB + 1 */
+	struct thread **threads;	/* by tid */
+	size_t n_threads;
+	struct thread *cur;
+	int instrumenting;
+	uint32_t exit_fn;	/* the first function named _exit (the freeres hack) */
+	uint64_t bb_executions, bbs_done;
+	unsigned dumps;
+	int failed;		/* enum failure, inside a rule: reported at the next step */
+};
+
+#define BB(r, i) AT((r)->bbs, struct bb, i)
+#define BBCC(r, i) AT((r)->bbccs, struct bbcc, i)
+#define ARC(r, i) AT((r)->arcs, struct arc, i)
+#define FN(r, i) AT((r)->fns, struct fn_node, i)
+#define CXT(r, i) AT((r)->contexts, struct context, i)
+#define U64(r, i) (&AT((r)->u64s, uint64_t, i))
+#define U32(r, i) (&AT((r)->u32s, uint32_t, i))
+
+static inline struct exec_state *state(struct thread *t)
+{
+	return t->current;
+}
+
+static inline struct call_entry *entry(struct thread *t, uint32_t i)
+{
+	return &AT(t->calls, struct call_entry, i);
+}
+
+uint32_t *grow_active(struct replay *r, struct thread *t, uint32_t fn);
+
+/* The activations of fn in t's stacks (callgrind's fn_active array). */
+static inline uint32_t *active(struct replay *r, struct thread *t, uint32_t fn)
+{
+	if (__builtin_expect(fn < t->active.n, 1))
+		return &AT(t->active, uint32_t, fn);
+	return grow_active(r, t, fn);
+}
+
+#endif
