@@ -56,7 +56,7 @@ $(BIN): $(call objs,$(CLI_SRC)) $(LIBS) $(SAN_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # Profile-guided optimisation of the hot loops' files: the call-graph
-# replay (simulate/callgraph.c and callgraph_producer.c), simulate's
+# replay and its producer (simulate/callgraph*.c), simulate's
 # workers (simulate/sim.c), the hierarchy engine (simulate/hier.c:
 # --L2 and sweeps) and the general model's LRU level (simulate/level_lru.c:
 # --simulate-wb, --simulate-hwpref).  Their loops are too large for gcc to place registers
@@ -69,7 +69,7 @@ $(BIN): $(call objs,$(CLI_SRC)) $(LIBS) $(SAN_OBJS)
 PGO ?= yes
 ifeq ($(PGO),yes)
 PGO_DIR := $(B)/pgo
-PGO_SRC := simulate/callgraph.c simulate/callgraph_producer.c simulate/sim.c simulate/hier.c simulate/level_lru.c
+PGO_SRC := $(wildcard simulate/callgraph*.c) simulate/sim.c simulate/hier.c simulate/level_lru.c
 PGO_OBJS := $(call objs,$(PGO_SRC))
 # Both compiles of a file under one name: gcc identifies a static
 # function's profile by it, and keeps the profile at $(PGO_DIR)/NAME.gcda.

@@ -15,6 +15,8 @@
  *
  * Callgrind's nodes are tables addressed by index (struct replay), and
  * the replay's concerns are a file each:
+ *   callgraph_bb.c         names (objects, files, functions), BBs and their
+ *                          functions
  *   callgraph.c            client requests, the producer's thread, the
  *                          replay's entry points
  */
@@ -186,6 +188,22 @@ static inline uint32_t *active(struct replay *r, struct thread *t, uint32_t fn)
 	if (__builtin_expect(fn < t->active.n, 1))
 		return &AT(t->active, uint32_t, fn);
 	return grow_active(r, t, fn);
+}
+
+/* ---- Names and BBs (callgraph_bb.c) ----------------------------------- */
+
+/* The BB of a trace block, made on its first execution, as Callgrind
+   makes it on its first translation. */
+uint32_t make_bb(struct replay *r, const struct cgt_block *blk);
+
+static inline uint32_t get_bb(struct replay *r, const struct cgt_block *blk)
+{
+	if (__builtin_expect(blk->id < r->block_bb.n, 1)) {
+		uint32_t known = AT(r->block_bb, uint32_t, blk->id);
+		if (known != 0)
+			return known - 1;
+	}
+	return make_bb(r, blk);
 }
 
 #endif
