@@ -17,6 +17,7 @@
  * the replay's concerns are a file each:
  *   callgraph_bb.c         names (objects, files, functions), BBs and their
  *                          functions
+ *   callgraph_context.c    contexts: a function and its callers
  *   callgraph.c            client requests, the producer's thread, the
  *                          replay's entry points
  */
@@ -190,6 +191,17 @@ static inline uint32_t *active(struct replay *r, struct thread *t, uint32_t fn)
 	return grow_active(r, t, fn);
 }
 
+/* Room for frames [0, n) in t's call stack: 0, or -1 (r->failed). */
+static inline int ensure_calls(struct replay *r, struct thread *t, uint32_t n)
+{
+	while (t->calls.n < n)
+		if (vec_push(&t->calls) < 0) {
+			r->failed = 1;
+			return -1;
+		}
+	return 0;
+}
+
 /* ---- Names and BBs (callgraph_bb.c) ----------------------------------- */
 
 /* The BB of a trace block, made on its first execution, as Callgrind
@@ -205,5 +217,17 @@ static inline uint32_t get_bb(struct replay *r, const struct cgt_block *blk)
 	}
 	return make_bb(r, blk);
 }
+
+/* ---- Contexts (callgraph_context.c) ----------------------------------- */
+
+/* The function of context cxt. */
+static inline uint32_t cxt_fn(struct replay *r, uint32_t cxt)
+{
+	return AT(r->context_fns, uint32_t, CXT(r, cxt).first);
+}
+
+/* Enters fn's context (0: a signal handler's marker), saving the one
+   before in the next frame's entry. */
+void push_cxt(struct replay *r, struct thread *t, uint32_t fn);
 
 #endif
