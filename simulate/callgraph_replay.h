@@ -18,6 +18,8 @@
  *   callgraph_bb.c         names (objects, files, functions), BBs and their
  *                          functions
  *   callgraph_context.c    contexts: a function and its callers
+ *   callgraph_bbcc.c       BBCCs (a BB in a context at a recursion level),
+ *                          arcs
  *   callgraph.c            client requests, the producer's thread, the
  *                          replay's entry points
  */
@@ -229,5 +231,30 @@ static inline uint32_t cxt_fn(struct replay *r, uint32_t cxt)
 /* Enters fn's context (0: a signal handler's marker), saving the one
    before in the next frame's entry. */
 void push_cxt(struct replay *r, struct thread *t, uint32_t fn);
+
+/* ---- BBCCs and arcs (callgraph_bbcc.c) -------------------------------- */
+
+/* A BBCC of bb in context cxt at recursion level rec (from 0), with room
+   for its costs; NONE (r->failed) if out of memory. */
+uint32_t new_bbcc(struct replay *r, uint32_t bb, uint32_t cxt, uint32_t rec);
+/* A rec 0 BBCC of bb in context cxt, with room for its recursion levels. */
+uint32_t new_rec0_bbcc(struct replay *r, uint32_t bb, uint32_t cxt, int recs);
+
+/* The rec 0 BBCC of bb in context cxt, or NONE: the last one of bb
+   first. */
+static inline uint32_t lookup_bbcc(struct replay *r, uint32_t bb, uint32_t cxt)
+{
+	uint32_t last = BB(r, bb).last_bbcc;
+	if (last != NONE && BBCC(r, last).cxt == cxt)
+		return last;
+	for (uint32_t c = BB(r, bb).bbcc_list; c != NONE; c = BBCC(r, c).next_bbcc)
+		if (BBCC(r, c).cxt == cxt)
+			return c;
+	return NONE;
+}
+
+/* The arc from BBCC from's exit jmp to BBCC to, made (a call) if new;
+   NONE (r->failed) if out of memory. */
+uint32_t get_jcc(struct replay *r, uint32_t from, uint32_t jmp, uint32_t to);
 
 #endif
