@@ -20,6 +20,7 @@
  *   callgraph_context.c    contexts: a function and its callers
  *   callgraph_bbcc.c       BBCCs (a BB in a context at a recursion level),
  *                          arcs
+ *   callgraph_dump.c       dumps (a struct cgt_cg_profile), zeroing
  *   callgraph.c            client requests, the producer's thread, the
  *                          replay's entry points
  */
@@ -204,6 +205,22 @@ static inline int ensure_calls(struct replay *r, struct thread *t, uint32_t n)
 	return 0;
 }
 
+/* to += now - before; before = now (events.c add_diff_cost_lz).  1 if
+   anything was added.  (Three arrays apart and a difference ORed in: a
+   loop gcc vectorizes, at every return.) */
+static inline int add_diff(uint64_t *restrict to, uint64_t *restrict before,
+		    const uint64_t *restrict now, unsigned n)
+{
+	uint64_t any = 0;
+	for (unsigned k = 0; k < n; k++) {
+		uint64_t added = now[k] - before[k];
+		to[k] += added;
+		before[k] = now[k];
+		any |= added;
+	}
+	return any != 0;
+}
+
 /* ---- Names and BBs (callgraph_bb.c) ----------------------------------- */
 
 /* The BB of a trace block, made on its first execution, as Callgrind
@@ -218,6 +235,62 @@ static inline uint32_t get_bb(struct replay *r, const struct cgt_block *blk)
 			return known - 1;
 	}
 	return make_bb(r, blk);
+}
+
+/* ---- A BB's exits and the events counted by exit ------------------------ */
+
+/* The exit Callgrind says an execution passed (jmps_passed): side exits
+   by their order, the end after them, the inverted last branch's two
+   swapped. */
+static inline uint32_t passed_of(const struct bb *bb, uint32_t exit)
+{
+	uint32_t cj = bb->cjmp_count;
+	uint32_t p = exit == 0 ? cj : exit - 1;
+	if (p > cj)
+		p = cj;
+	if (bb->inverted && p + 1 >= cj)
+		p = p == cj ? cj - 1 : cj;
+	return p;
+}
+
+/* The trace exit (0: the end, k: exit k) of the BB's exit p, Callgrind's
+   jmps_passed: passed_of's inverse. */
+static inline uint32_t trace_exit_of(const struct bb *bb, uint32_t p)
+{
+	uint32_t cj = bb->cjmp_count;
+	if (bb->inverted && p + 1 >= cj)
+		return p == cj ? cj : 0;
+	return p == cj ? 0 : p + 1;
+}
+
+/* The exit Callgrind takes an execution cut short by a fault to have left
+   by (jmps_passed when the fault struck): each side exit stores its number
+   before it is tested, so the last one passed, not taken -- exit 0 if none
+   was -- or, for the inverted last branch, the end. */
+static inline uint32_t cut_passed(const struct bb *bb, const struct cgt_block *cut)
+{
+	uint32_t exits = cut->n_exits;
+	if (exits == 0)
+		return 0;
+	return bb->inverted && exits == bb->cjmp_count ? bb->cjmp_count : exits - 1;
+}
+
+/* The column of the event an op counts once per execution, as Callgrind
+   counts it (a read-modify-write is a write; Ir so only with cache
+   simulation, else setup_bbcc counts it), or -1: none (or counted where
+   the producer's charges are, a guarded access). */
+static inline int event_column(const struct replay *r, uint8_t kind)
+{
+	switch (kind) {
+	case CGT_OP_INSN: return r->o->cache_sim ? 0 : -1;
+	case CGT_OP_READ: return r->ev_dr;
+	case CGT_OP_WRITE:
+	case CGT_OP_MODIFY: return r->ev_dw;
+	case CGT_OP_COND:
+	case CGT_OP_COND_INV: return r->ev_bc;
+	case CGT_OP_INDIRECT: return r->ev_bi;
+	default: return -1;
+	}
 }
 
 /* ---- Contexts (callgraph_context.c) ----------------------------------- */
@@ -256,5 +329,23 @@ static inline uint32_t lookup_bbcc(struct replay *r, uint32_t bb, uint32_t cxt)
 /* The arc from BBCC from's exit jmp to BBCC to, made (a call) if new;
    NONE (r->failed) if out of memory. */
 uint32_t get_jcc(struct replay *r, uint32_t from, uint32_t jmp, uint32_t to);
+
+/* ---- Threads (callgraph.c) --------------------------------------------- */
+
+/* Valgrind's thread ids are small (VG_N_THREADS, 500 by default); a
+   larger one is a damaged trace's. */
+#define MAX_TID 65536
+
+/* Thread tid's state, made on first sight: NULL if tid is MAX_TID or
+   above, or out of memory. */
+struct thread *get_thread(struct replay *r, uint32_t tid);
+
+/* ---- Dumps (callgraph_dump.c) ------------------------------------------ */
+
+/* Builds a dump and hands it to the options' dump callback (trigger: why,
+   NULL at the end): 0, or a negative status (e set). */
+int dump_profile(struct replay *r, const char *trigger, struct cgt_error *e);
+/* Callgrind's ZERO_STATS and --zero-before (main.c zero_thread_cost). */
+void zero_all_cost(struct replay *r, struct thread *t);
 
 #endif
