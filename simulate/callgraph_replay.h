@@ -20,6 +20,7 @@
  *   callgraph_context.c    contexts: a function and its callers
  *   callgraph_bbcc.c       BBCCs (a BB in a context at a recursion level),
  *                          arcs
+ *   callgraph_callstack.c  call stacks, signal handlers, threads
  *   callgraph_dump.c       dumps (a struct cgt_cg_profile), zeroing
  *   callgraph.c            client requests, the producer's thread, the
  *                          replay's entry points
@@ -330,7 +331,34 @@ static inline uint32_t lookup_bbcc(struct replay *r, uint32_t bb, uint32_t cxt)
    NONE (r->failed) if out of memory. */
 uint32_t get_jcc(struct replay *r, uint32_t from, uint32_t jmp, uint32_t to);
 
-/* ---- Threads (callgraph.c) --------------------------------------------- */
+/* ---- Call stacks, signal handlers, threads (callgraph_callstack.c) ----- */
+
+/* A call from BBCC from's exit jmp to BBCC to, at stack pointer sp: a
+   frame, and unless skip (a skipped function's frame) the arc's count and
+   the thread's cost at the call. */
+void push_call_stack(struct replay *r, struct thread *t, uint32_t from, uint32_t jmp,
+		     uint32_t to, uint64_t sp, int skip, struct cgt_error *e);
+/* Returns from the top frame: the arc gets the cost since the call. */
+void pop_call_stack(struct replay *r, struct thread *t, struct cgt_error *e);
+
+/* Pops the frames below stack pointer sp, and at sp the first minpops
+   of them: how many it popped. */
+static inline int unwind_call_stack(struct replay *r, struct thread *t, uint64_t sp, int minpops,
+			     struct cgt_error *e)
+{
+	int count = 0;
+	while (t->sp > 0) {
+		struct call_entry *c = entry(t, t->sp - 1);
+		if (c->sp < sp || (c->sp == sp && minpops > 0)) {
+			minpops--;
+			count++;
+			pop_call_stack(r, t, e);
+			continue;
+		}
+		break;
+	}
+	return count;
+}
 
 /* Valgrind's thread ids are small (VG_N_THREADS, 500 by default); a
    larger one is a damaged trace's. */
@@ -339,6 +367,14 @@ uint32_t get_jcc(struct replay *r, uint32_t from, uint32_t jmp, uint32_t to);
 /* Thread tid's state, made on first sight: NULL if tid is MAX_TID or
    above, or out of memory. */
 struct thread *get_thread(struct replay *r, uint32_t tid);
+/* A signal handler starts (signo), or returns, on thread t. */
+void pre_signal(struct replay *r, struct thread *t, uint32_t signo);
+void post_signal(struct replay *r, struct thread *t, struct cgt_error *e);
+/* Frames, handlers and context gone, as at an instrumentation switch and
+   at the end (main.c unwind_thread). */
+void unwind_thread(struct replay *r, struct thread *t, struct cgt_error *e);
+/* A return past the first frame (bbcc.c handleUnderflow), to bb. */
+void handle_underflow(struct replay *r, struct thread *t, uint32_t bb, struct cgt_error *e);
 
 /* ---- Dumps (callgraph_dump.c) ------------------------------------------ */
 
