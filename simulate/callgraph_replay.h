@@ -21,6 +21,8 @@
  *   callgraph_bbcc.c       BBCCs (a BB in a context at a recursion level),
  *                          arcs
  *   callgraph_callstack.c  call stacks, signal handlers, threads
+ *   callgraph_exec.c       each execution: its BBCC (setup_bbcc), its
+ *                          events; a chunk's replay (the hot loop)
  *   callgraph_dump.c       dumps (a struct cgt_cg_profile), zeroing
  *   callgraph.c            client requests, the producer's thread, the
  *                          replay's entry points
@@ -383,5 +385,20 @@ void handle_underflow(struct replay *r, struct thread *t, uint32_t bb, struct cg
 int dump_profile(struct replay *r, const char *trigger, struct cgt_error *e);
 /* Callgrind's ZERO_STATS and --zero-before (main.c zero_thread_cost). */
 void zero_all_cost(struct replay *r, struct thread *t);
+
+/* ---- Executions (callgraph_exec.c) ------------------------------------- */
+
+/* Replays a chunk, after the general model's LL, if any, has completed
+   its charges: 1 to go on, 0 at the trace's end, negative on error (e set;
+   the producer's copied). */
+int replay_chunk(struct replay *r, struct chunk *ch, struct producer *p, struct cgt_error *e);
+
+/* ---- Client requests and signals (callgraph.c) ------------------------- */
+
+/* A mark (a client request, a signal delivered or returned): 0, or a
+   negative status (e set). */
+int on_mark(struct replay *r, const struct cgt_mark *m, struct cgt_error *e);
+/* get_thread's failure for tid: its error's negative status (e set). */
+int no_thread(uint32_t tid, struct cgt_error *e);
 
 #endif
