@@ -1,28 +1,14 @@
 /*
- * Callgrind's call graph, replayed from a trace in stream order.
+ * Callgrind's call graph, replayed from a trace in stream order: the
+ * entry points (cgt_callgraph_run), the client requests and signals that
+ * chunks carry as marks, and the producer on a thread of its own.
  *
  * Two parts, on two threads when there are (see the pipeline below for
  * who owns what): a producer (callgraph_producer.c) decodes the trace and simulates its
  * caches and branches, and hands chunks of executions with their misses
  * and mispredictions, and the module map, to the replay, which applies
- * Callgrind's rules.
- *
- * This follows Valgrind 3.19's callgrind/ (bbcc.c setup_bbcc,
- * callstack.c, context.c, threads.c, dump.c, jumps.c), whose rules
- * ../shared/docs/callgrind-callgraph.md states: each executed block is a
- * BB (code at one object offset); before it runs, the previous block's
- * exit decides whether this is a call, a return, a jump, or a call
- * emulated (a jump to a function's first instruction, into another object
- * or section kind); the stack pointer at the block's entry pops frames.
- * Costs go to a BBCC, the block in the context of the function entered by
- * the last call, at a recursion level; a call arc's inclusive cost is the
- * thread's counter at the return minus at the call.  Names differ from
- * Callgrind's where the two would only differ in memory addresses (its
- * dump order compares pointers): we number nodes in the order first seen.
- *
- * Without cache simulation Callgrind counts a block's instructions when
- * the next block starts (the exit taken says how many ran), and that is
- * all it counts: events "Ir".
+ * Callgrind's rules (callgraph_replay.h: the rules, and which file holds
+ * which of them).
  */
 #include <pthread.h>
 #include <stdlib.h>

@@ -5,6 +5,10 @@
  * before took and the stack pointer, and its events charged as
  * Callgrind's instrumentation charges them (sim.c log_*).
  *
+ * Without cache simulation Callgrind counts a block's instructions when
+ * the next block starts (the exit taken says how many ran), and that is
+ * all it counts: events "Ir".
+ *
  * The replay's hot loop, in one file: setup_bbcc and charge_exec run for
  * every execution, and only here, where they are static and called once,
  * does gcc inline them into the loop (the build has no LTO).

@@ -11,7 +11,9 @@
  * or section kind); the stack pointer at the block's entry pops frames.
  * Costs go to a BBCC, the block in the context of the function entered by
  * the last call, at a recursion level; a call arc's inclusive cost is the
- * thread's counter at the return minus at the call.
+ * thread's counter at the return minus at the call.  Names differ from
+ * Callgrind's where the two would only differ in memory addresses (its
+ * dump order compares pointers): we number nodes in the order first seen.
  *
  * Callgrind's nodes are tables addressed by index (struct replay), and
  * the replay's concerns are a file each:
@@ -187,6 +189,8 @@ static inline struct call_entry *entry(struct thread *t, uint32_t i)
 	return &AT(t->calls, struct call_entry, i);
 }
 
+/* active()'s way when fn is past t's activations (callgraph_callstack.c):
+   them grown to hold it. */
 uint32_t *grow_active(struct replay *r, struct thread *t, uint32_t fn);
 
 /* The activations of fn in t's stacks (callgrind's fn_active array). */
@@ -212,7 +216,7 @@ static inline int ensure_calls(struct replay *r, struct thread *t, uint32_t n)
    anything was added.  (Three arrays apart and a difference ORed in: a
    loop gcc vectorizes, at every return.) */
 static inline int add_diff(uint64_t *restrict to, uint64_t *restrict before,
-		    const uint64_t *restrict now, unsigned n)
+			   const uint64_t *restrict now, unsigned n)
 {
 	uint64_t any = 0;
 	for (unsigned k = 0; k < n; k++) {
@@ -345,8 +349,8 @@ void pop_call_stack(struct replay *r, struct thread *t, struct cgt_error *e);
 
 /* Pops the frames below stack pointer sp, and at sp the first minpops
    of them: how many it popped. */
-static inline int unwind_call_stack(struct replay *r, struct thread *t, uint64_t sp, int minpops,
-			     struct cgt_error *e)
+static inline int unwind_call_stack(struct replay *r, struct thread *t, uint64_t sp,
+				    int minpops, struct cgt_error *e)
 {
 	int count = 0;
 	while (t->sp > 0) {
