@@ -144,7 +144,7 @@ void cgt_callgraph_defaults(struct cgt_callgraph_options *o)
 	o->threads = 1;
 }
 
-static void replay_free(struct replay *r)
+void replay_free(struct replay *r)
 {
 	for (size_t i = 0; i < r->owned.n; i++)
 		free(AT(r->owned, char *, i));
@@ -258,12 +258,9 @@ static int replay_in_turn(struct replay *r, struct producer *p, struct cgt_error
 	return rc;
 }
 
-int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder *d,
-		      struct cgt_error *e)
+int replay_init(struct replay *r, const struct cgt_callgraph_options *o)
 {
-	if (check_trace(d, e) < 0)
-		return -e->status;
-	struct replay r = {
+	*r = (struct replay){
 		.o = o,
 		.n_ev = 1,
 		.objs.size = sizeof(struct name_node),
@@ -284,35 +281,44 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 		.mappings.size = sizeof(struct cgt_mapping),
 		.instrumenting = o->instr_atstart,
 	};
+	cgt_event_set_init_callgrind(&r->events, o->cache_sim, o->branch_sim,
+				     o->cache_sim && o->model.write_back);
+	r->n_ev = r->events.n;
+	r->charged = o->cache_sim || o->branch_sim;
+	r->ev_dr = cgt_event_set_find(&r->events, CGT_ACCESS_READ, CGT_EVENT_EXECUTED);
+	r->ev_dw = cgt_event_set_find(&r->events, CGT_ACCESS_WRITE, CGT_EVENT_EXECUTED);
+	r->ev_i1mr = cgt_event_set_find(&r->events, CGT_ACCESS_FETCH, CGT_LEVEL_I1);
+	r->ev_d1mr = cgt_event_set_find(&r->events, CGT_ACCESS_READ, CGT_LEVEL_D1);
+	r->ev_d1mw = cgt_event_set_find(&r->events, CGT_ACCESS_WRITE, CGT_LEVEL_D1);
+	r->ev_ilmr = cgt_event_set_find(&r->events, CGT_ACCESS_FETCH, CGT_LEVEL_LL);
+	r->ev_dlmr = cgt_event_set_find(&r->events, CGT_ACCESS_READ, CGT_LEVEL_LL);
+	r->ev_dlmw = cgt_event_set_find(&r->events, CGT_ACCESS_WRITE, CGT_LEVEL_LL);
+	r->ev_bc = cgt_event_set_find(&r->events, CGT_ACCESS_COND, CGT_EVENT_EXECUTED);
+	r->ev_bcm = cgt_event_set_find(&r->events, CGT_ACCESS_COND, CGT_EVENT_MISPREDICT);
+	r->ev_bi = cgt_event_set_find(&r->events, CGT_ACCESS_INDIRECT, CGT_EVENT_EXECUTED);
+	r->ev_bim = cgt_event_set_find(&r->events, CGT_ACCESS_INDIRECT, CGT_EVENT_MISPREDICT);
+	r->ev_ildmr = cgt_event_set_find(&r->events, CGT_ACCESS_FETCH, CGT_EVENT_DIRTY_MISS);
+	r->ev_dldmr = cgt_event_set_find(&r->events, CGT_ACCESS_READ, CGT_EVENT_DIRTY_MISS);
+	r->ev_dldmw = cgt_event_set_find(&r->events, CGT_ACCESS_WRITE, CGT_EVENT_DIRTY_MISS);
+	/* offset 0 of the pools means "none" */
+	return vec_extend(&r->u64s, 1) < 0 || vec_extend(&r->u32s, 1) < 0 ? -1 : 0;
+}
+
+int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder *d,
+		      struct cgt_error *e)
+{
+	if (check_trace(d, e) < 0)
+		return -e->status;
+	struct replay r;
 	struct producer p;
 	int rc;
 	e->status = 0;
-	cgt_event_set_init_callgrind(&r.events, o->cache_sim, o->branch_sim,
-				     o->cache_sim && o->model.write_back);
-	r.n_ev = r.events.n;
-	r.charged = o->cache_sim || o->branch_sim;
-	r.ev_dr = cgt_event_set_find(&r.events, CGT_ACCESS_READ, CGT_EVENT_EXECUTED);
-	r.ev_dw = cgt_event_set_find(&r.events, CGT_ACCESS_WRITE, CGT_EVENT_EXECUTED);
-	r.ev_i1mr = cgt_event_set_find(&r.events, CGT_ACCESS_FETCH, CGT_LEVEL_I1);
-	r.ev_d1mr = cgt_event_set_find(&r.events, CGT_ACCESS_READ, CGT_LEVEL_D1);
-	r.ev_d1mw = cgt_event_set_find(&r.events, CGT_ACCESS_WRITE, CGT_LEVEL_D1);
-	r.ev_ilmr = cgt_event_set_find(&r.events, CGT_ACCESS_FETCH, CGT_LEVEL_LL);
-	r.ev_dlmr = cgt_event_set_find(&r.events, CGT_ACCESS_READ, CGT_LEVEL_LL);
-	r.ev_dlmw = cgt_event_set_find(&r.events, CGT_ACCESS_WRITE, CGT_LEVEL_LL);
-	r.ev_bc = cgt_event_set_find(&r.events, CGT_ACCESS_COND, CGT_EVENT_EXECUTED);
-	r.ev_bcm = cgt_event_set_find(&r.events, CGT_ACCESS_COND, CGT_EVENT_MISPREDICT);
-	r.ev_bi = cgt_event_set_find(&r.events, CGT_ACCESS_INDIRECT, CGT_EVENT_EXECUTED);
-	r.ev_bim = cgt_event_set_find(&r.events, CGT_ACCESS_INDIRECT, CGT_EVENT_MISPREDICT);
-	r.ev_ildmr = cgt_event_set_find(&r.events, CGT_ACCESS_FETCH, CGT_EVENT_DIRTY_MISS);
-	r.ev_dldmr = cgt_event_set_find(&r.events, CGT_ACCESS_READ, CGT_EVENT_DIRTY_MISS);
-	r.ev_dldmw = cgt_event_set_find(&r.events, CGT_ACCESS_WRITE, CGT_EVENT_DIRTY_MISS);
+	if (replay_init(&r, o) < 0) {
+		replay_free(&r);
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	}
 	if ((rc = callgraph_producer_open(&p, o, d, e)) < 0)
 		goto out;
-	/* offset 0 of the pools means "none" */
-	if (vec_extend(&r.u64s, 1) < 0 || vec_extend(&r.u32s, 1) < 0) {
-		rc = cgt_fail(e, cgt_err_nomem, "out of memory");
-		goto out;
-	}
 	rc = o->threads > 1 ? replay_pipelined(&r, &p, e) : replay_in_turn(&r, &p, e);
 	if (rc < 0)
 		goto out;

@@ -405,4 +405,11 @@ int on_mark(struct replay *r, const struct cgt_mark *m, struct cgt_error *e);
 /* get_thread's failure for tid: its error's negative status (e set). */
 int no_thread(uint32_t tid, struct cgt_error *e);
 
+/* ---- The replay (callgraph.c) ------------------------------------------ */
+
+/* A replay of o's options, with nothing replayed yet: 0, or -1 if out of
+   memory (replay_free it either way). */
+int replay_init(struct replay *r, const struct cgt_callgraph_options *o);
+void replay_free(struct replay *r);
+
 #endif
