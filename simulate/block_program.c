@@ -45,7 +45,7 @@ struct block_program *block_program_compile(const struct cgt_block *blk,
 		case CGT_OP_INSN: {
 			uint64_t first = in->addr >> o->fetch_line_bits;
 			uint64_t last = (in->addr + in->len - 1) >> o->fetch_line_bits;
-			int same = first == last && first == prev_last_line;
+			int same = !o->every_fetch && first == last && first == prev_last_line;
 			prev_last_line = last;
 			if (o->cache_sim && !same)
 				bp->fetches[fetches++] = (struct fetch_step){

@@ -7,7 +7,7 @@
  * Only what can change simulated state is kept.  An instruction that lies
  * within the line the previous instruction of the block ended in is left
  * out: its fetch is a hit on that set's most recently used line (only
- * fetches touch I1).  Exits are left out, and branches when branch
+ * fetches touch I1), unless every fetch is asked for.  Exits are left out, and branches when branch
  * simulation is off, and fetches and data references when cache
  * simulation is off (but guarded references stay: Dr and Dw count those
  * whose guard held).
@@ -86,6 +86,7 @@ struct block_program_options {
 	uint32_t fetch_way_bits;
 	uint64_t fetch_sets_mask;
 	uint32_t min_line;		/* accesses are clamped to it */
+	int every_fetch;		/* no fetch left out (a level counts each use of a line) */
 };
 
 /* The size a data reference is simulated with: Cachegrind clamps large

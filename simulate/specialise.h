@@ -15,6 +15,7 @@ enum model_property {
 	MODEL_LRU = 1,			/* every level replaces its least recently used line */
 	MODEL_NO_WRITE_BACK = 2,	/* no level keeps dirty lines */
 	MODEL_NO_PREFETCH = 4,		/* no prefetcher */
+	MODEL_NO_USE = 8,		/* no level counts the uses of its lines */
 };
 
 unsigned model_properties(const struct cgt_cache_model *m);
@@ -35,6 +36,10 @@ struct specialisations {
 	   of writes only without write-back (a write-through L1 passes every
 	   write on to dirty the LL's line). */
 	int elide_mru_writes;
+	/* An instruction fetched from the line the one before it in its block
+	   ended in need not be looked up (block_program.h): true unless a
+	   level counts the uses of its lines. */
+	int elide_mru_fetches;
 };
 
 void specialisations_choose(const struct cgt_cache_model *m, struct specialisations *s);

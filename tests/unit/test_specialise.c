@@ -27,7 +27,8 @@ static struct specialisations choose(int write_back, int prefetch)
 static void cachegrind_model_takes_all(void)
 {
 	struct specialisations s = choose(0, 0);
-	CHECK(s.plain_ll && s.segment_engine && s.shared_stacks && s.forest && s.elide_mru_writes);
+	CHECK(s.plain_ll && s.segment_engine && s.shared_stacks && s.forest && s.elide_mru_writes &&
+	      s.elide_mru_fetches);
 }
 
 /* Write-back: dirty state per cache, so no plain LL, no settled segments
@@ -52,20 +53,38 @@ static void prefetch_declines(void)
 	CHECK(!s.plain_ll && !s.segment_engine && !s.shared_stacks && !s.forest && !s.elide_mru_writes);
 }
 
+/* Cache use: every reference to a line is a use of it, so no fetch is
+   elided; the plain LL and the engines built on LRU inclusion keep no
+   use. */
+static void cache_use_declines(void)
+{
+	struct cgt_cache_model m = model(0, 0);
+	m.cache_use = 1;
+	struct specialisations s;
+	specialisations_choose(&m, &s);
+	CHECK(!s.plain_ll && !s.segment_engine && !s.shared_stacks && !s.forest);
+	CHECK(!s.elide_mru_fetches);
+	CHECK(s.elide_mru_writes);	/* (writes are reads to it: none reaches LL on a hit) */
+}
+
 static void properties(void)
 {
-	struct cgt_cache_model plain = model(0, 0), wb = model(1, 0), pf = model(0, 1);
-	CHECK_EQ(model_properties(&plain), MODEL_LRU | MODEL_NO_WRITE_BACK | MODEL_NO_PREFETCH);
-	CHECK_EQ(model_properties(&wb), MODEL_LRU | MODEL_NO_PREFETCH);
-	CHECK_EQ(model_properties(&pf), MODEL_LRU | MODEL_NO_WRITE_BACK);
+	struct cgt_cache_model plain = model(0, 0), wb = model(1, 0), pf = model(0, 1), use = model(0, 0);
+	use.cache_use = 1;
+	const unsigned all = MODEL_LRU | MODEL_NO_WRITE_BACK | MODEL_NO_PREFETCH | MODEL_NO_USE;
+	CHECK_EQ(model_properties(&plain), all);
+	CHECK_EQ(model_properties(&wb), all & ~MODEL_NO_WRITE_BACK);
+	CHECK_EQ(model_properties(&pf), all & ~MODEL_NO_PREFETCH);
+	CHECK_EQ(model_properties(&use), all & ~MODEL_NO_USE);
 }
 
 int main(void)
 {
-	PLAN(4);
+	PLAN(5);
 	RUN(cachegrind_model_takes_all);
 	RUN(write_back_declines);
 	RUN(prefetch_declines);
+	RUN(cache_use_declines);
 	RUN(properties);
 	return CHECK_DONE();
 }
