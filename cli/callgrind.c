@@ -50,7 +50,13 @@ const char usage_callgrind[] =
 	"  --simulate-wb=no|yes       count LL misses that evict a dirty line\n"
 	"                             (ILdmr DLdmr DLdmw): LL is write-back [no]\n"
 	"  --simulate-hwpref=no|yes   simulate Callgrind's LL stream prefetcher [no]\n"
-	"                             (either turns cache simulation on, as in Callgrind)\n"
+	"  --cacheuse=no|yes          how well cache lines were used, charged to the\n"
+	"                             instruction that loaded each line when it is\n"
+	"                             evicted (AcCost1 SpLoss1 AcCost2 SpLoss2) [no];\n"
+	"                             as in Callgrind, it sets --dump-instr=yes and\n"
+	"                             turns --simulate-wb and --simulate-hwpref off\n"
+	"                             (each of these turns cache simulation on, as in\n"
+	"                             Callgrind)\n"
 	"  --<L>-replacement=lru      level L's replacement policy, L one of I1, D1,\n"
 	"                             LL [lru, the only one so far]\n"
 	"  --<L>-prefetch=none|callgrind  level L's prefetcher [none]; callgrind is\n"
@@ -91,7 +97,7 @@ enum {
 	OPT_DUMP_BEFORE, OPT_DUMP_AFTER, OPT_ZERO_BEFORE, OPT_FN_SKIP, OPT_SEPARATE_RECS,
 	OPT_SEPARATE_CALLERS, OPT_SKIP_PLT, OPT_SKIP_DIRECT_REC, OPT_CACHE_SIM, OPT_BRANCH_SIM,
 	OPT_CACHE, OPT_BUILD_ID_DIR, OPT_ARCHIVE, OPT_THREADS, OPT_SIMULATE_WB, OPT_SIMULATE_HWPREF,
-	OPT_LEVEL_MODEL,
+	OPT_LEVEL_MODEL, OPT_CACHEUSE,
 };
 
 /* A list of patterns, NULL-ended. */
@@ -248,6 +254,40 @@ static void find_code(void *arg, const struct cgt_mapping *maps, size_t n_maps, 
 	cgt_symbolize_code(sy, addr, map_epoch, ci);
 }
 
+/* Callgrind's cache use (sim.c cachesim_post_clo_init, cacheuse_initcache):
+   no write-back or prefetch simulation beside it, each turned off with its
+   warning; a cache whose sets hold more ways than line size x sets bytes
+   cannot be (its tags keep the way's slot in those low bits).  0, or -1
+   with the message printed. */
+static int use_model(struct cgt_cache_model *m, const struct cgt_hierarchy *caches, int quiet)
+{
+	if (cgt_cache_model_prefetches(m)) {
+		if (!quiet)
+			fprintf(stderr, "cgtrace: warning: prefetch simulation can not be used with "
+					"cache usage\n");
+		memset(m->prefetch, 0, sizeof(m->prefetch));
+	}
+	if (m->write_back) {
+		if (!quiet)
+			fprintf(stderr, "cgtrace: warning: write-back simulation can not be used with "
+					"cache usage\n");
+		m->write_back = 0;
+	}
+	static const int levels[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
+	for (int k = 0; k < 3; k++) {
+		const struct cgt_cache_config *cc = &caches->level[levels[k]];
+		uint64_t slots = (uint64_t)cc->size / (uint64_t)cc->assoc;	/* line x sets */
+		if (slots < (uint64_t)cc->assoc) {
+			fprintf(stderr, "cgtrace: --cacheuse=yes: error: Use associativity < %llu for cache "
+					"use statistics! (the %s cache, %d B, %d-way, %d B lines)\n",
+				(unsigned long long)slots, cgt_level_names[levels[k]], cc->size, cc->assoc,
+				cc->line);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int cmd_simulate_callgrind(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -273,6 +313,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 		{ "cache-sim", required_argument, NULL, OPT_CACHE_SIM },
 		{ "simulate-wb", required_argument, NULL, OPT_SIMULATE_WB },
 		{ "simulate-hwpref", required_argument, NULL, OPT_SIMULATE_HWPREF },
+		{ "cacheuse", required_argument, NULL, OPT_CACHEUSE },
 		LEVEL_MODEL_LONGOPTS(OPT_LEVEL_MODEL),
 		{ "branch-sim", required_argument, NULL, OPT_BRANCH_SIM },
 		{ "I1", required_argument, NULL, OPT_CACHE },
@@ -325,6 +366,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 		/* Callgrind: any cache simulator option turns cache simulation on */
 		case OPT_SIMULATE_WB: flag = &o.model.write_back; cache_sim = 1; break;
 		case OPT_SIMULATE_HWPREF: flag = &hwpref; cache_sim = 1; break;
+		case OPT_CACHEUSE: flag = &o.model.cache_use; cache_sim = 1; break;
 		case OPT_LEVEL_MODEL:
 			if ((status = parse_level_model(usage_callgrind, longopts[option_index].name, optarg,
 							&o.model)) != 0)
@@ -396,6 +438,10 @@ int cmd_simulate_callgrind(int argc, char **argv)
 					     longopts[option_index].name, optarg);
 			goto out;
 		}
+		/* Callgrind: use counts make sense only per instruction (a later
+		   --dump-instr=no wins) */
+		if (c == OPT_CACHEUSE && o.model.cache_use)
+			ds.wo.dump_instr = 1;
 		if (c == OPT_SIMULATE_HWPREF)	/* as the last of these options says */
 			parse_level_model(usage_callgrind, "LL-prefetch", hwpref ? "callgrind" : "none",
 					  &o.model);
@@ -469,6 +515,10 @@ int cmd_simulate_callgrind(int argc, char **argv)
 			}
 			cgt_cache_describe(cc, desc[k], sizeof(desc[k]));
 			ds.wo.cache_desc[k] = desc[k];
+		}
+		if (o.model.cache_use && use_model(&o.model, &o.caches, ds.quiet) < 0) {
+			status = 2;
+			goto out;
 		}
 		const char *no_model = cgt_cache_model_check(&o.model, &o.caches);
 		if (no_model != NULL) {

@@ -220,7 +220,8 @@ int cgt_write_cachegrind_out(const char *path, const struct cgt_profile *p,
 	n_desc += pt_desc(&h->decoded, text + n_desc, desc + n_desc);
 	int branch_sim = 0;
 	for (unsigned k = 0; k < n_events; k++)
-		branch_sim |= p->events.ev[k].access >= CGT_ACCESS_COND;
+		branch_sim |= p->events.ev[k].access == CGT_ACCESS_COND ||
+			      p->events.ev[k].access == CGT_ACCESS_INDIRECT;
 	struct cgt_cgout out = { desc, n_desc, cmd, names, n_events, p->cache_sim && !branch_sim };
 	rc = cgt_cgout_write(path, &out, lines, n_lines, e);
 out:

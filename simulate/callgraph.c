@@ -29,7 +29,15 @@ static void set_instrument_state(struct replay *r, int on, struct cgt_error *e)
 	for (uint32_t tid = 0; tid < r->n_threads; tid++)
 		if (r->threads[tid] != NULL)
 			memset(state(r->threads[tid])->cost, 0, sizeof(state(r->threads[tid])->cost));
+	/* Callgrind discards every translation (bb.c delete_bb): code run from
+	   now on makes BBs, and BBCCs, of its own.  The old BBCCs keep what
+	   is charged to them later (a line's use at its eviction), written
+	   only in a dump after they ran, which they no longer do. */
+	memset(r->block_bb.v, 0, r->block_bb.n * r->block_bb.size);
+	cgt_map_free(&r->bb_index);
 	/* (the producer starts the caches cold again) */
+	if (r->cache_use)
+		use_sink_clear(&r->use);
 }
 
 int no_thread(uint32_t tid, struct cgt_error *e)
@@ -146,6 +154,7 @@ void cgt_callgraph_defaults(struct cgt_callgraph_options *o)
 
 void replay_free(struct replay *r)
 {
+	use_sink_free(&r->use);
 	for (size_t i = 0; i < r->owned.n; i++)
 		free(AT(r->owned, char *, i));
 	free(r->owned.v);
@@ -282,7 +291,7 @@ int replay_init(struct replay *r, const struct cgt_callgraph_options *o)
 		.instrumenting = o->instr_atstart,
 	};
 	cgt_event_set_init_callgrind(&r->events, o->cache_sim, o->branch_sim,
-				     o->cache_sim && o->model.write_back);
+				     o->cache_sim && o->model.write_back, o->model.cache_use);
 	r->n_ev = r->events.n;
 	r->charged = o->cache_sim || o->branch_sim;
 	r->ev_dr = cgt_event_set_find(&r->events, CGT_ACCESS_READ, CGT_EVENT_EXECUTED);
@@ -300,6 +309,17 @@ int replay_init(struct replay *r, const struct cgt_callgraph_options *o)
 	r->ev_ildmr = cgt_event_set_find(&r->events, CGT_ACCESS_FETCH, CGT_EVENT_DIRTY_MISS);
 	r->ev_dldmr = cgt_event_set_find(&r->events, CGT_ACCESS_READ, CGT_EVENT_DIRTY_MISS);
 	r->ev_dldmw = cgt_event_set_find(&r->events, CGT_ACCESS_WRITE, CGT_EVENT_DIRTY_MISS);
+	r->cache_use = o->cache_sim && o->model.cache_use;
+	if (r->cache_use) {
+		const int use_columns[USE_COLUMNS] = {
+			[USE_ACCOST1] = cgt_event_set_find(&r->events, CGT_ACCESS_USE_COST, CGT_LEVEL_D1),
+			[USE_SPLOSS1] = cgt_event_set_find(&r->events, CGT_ACCESS_USE_LOSS, CGT_LEVEL_D1),
+			[USE_ACCOST2] = cgt_event_set_find(&r->events, CGT_ACCESS_USE_COST, CGT_LEVEL_LL),
+			[USE_SPLOSS2] = cgt_event_set_find(&r->events, CGT_ACCESS_USE_LOSS, CGT_LEVEL_LL),
+		};
+		if (use_sink_init(&r->use, &o->caches, use_columns) < 0)
+			return -1;
+	}
 	/* offset 0 of the pools means "none" */
 	return vec_extend(&r->u64s, 1) < 0 || vec_extend(&r->u32s, 1) < 0 ? -1 : 0;
 }
@@ -322,6 +342,12 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 	rc = o->threads > 1 ? replay_pipelined(&r, &p, e) : replay_in_turn(&r, &p, e);
 	if (rc < 0)
 		goto out;
+	/* Callgrind's cacheuse_finish: every line resident evicted, if the
+	   thread that ran last collects */
+	if (r.cache_use && r.cur != NULL) {
+		const struct level_use *const l1_use[2] = { p.use_l1[0].use, p.use_l1[1].use };
+		use_sink_finish(&r.use, l1_use, state(r.cur)->collect, r.u64s.v);
+	}
 	for (uint32_t tid = 0; tid < r.n_threads; tid++)
 		if (r.threads[tid] != NULL)
 			unwind_thread(&r, r.threads[tid], e);

@@ -398,6 +398,22 @@ static void charge_exec(struct replay *r, struct thread *t, uint32_t c, const st
 	}
 }
 
+/* A line an L1 filled in this execution (Callgrind's cache use): loaded by
+   the reference's instruction in its BBCC, or in a skipped function by the
+   caller it is skipped for (Callgrind's use_base), whether collecting or
+   not; the line it evicted charged if collecting. */
+static void use_fill(struct replay *r, struct thread *t, const struct bb *bb,
+		     const struct cgt_block *blk, const struct use_fill *fill)
+{
+	const struct exec_state *s = state(t);
+	uint32_t insn = blk->ops[fill->op].insn, loader = 0;
+	if (s->nonskipped != NONE)
+		loader = BBCC(r, s->nonskipped).skipped;
+	else if (BBCC(r, s->bbcc).cost != 0 && insn < bb->n_insns)
+		loader = BBCC(r, s->bbcc).cost + insn * r->n_ev;
+	use_sink_fill(&r->use, fill, loader, s->collect, r->u64s.v);
+}
+
 /* ---- A chunk ------------------------------------------------------------------- */
 
 /* Replays a chunk, after the general model's LL, if any, has completed
@@ -415,6 +431,7 @@ int replay_chunk(struct replay *r, struct chunk *ch, struct producer *p, struct 
 		r->mappings.n = ch->mappings.n;
 	}
 	const uint32_t *charges = ch->charges.v;
+	const struct use_fill *fill = ch->fills.v, *fills_end = fill + ch->fills.n;
 	struct thread *t = NULL;
 	int rc;
 	for (size_t i = 0; i < ch->items.n; i++) {
@@ -445,6 +462,7 @@ int replay_chunk(struct replay *r, struct chunk *ch, struct producer *p, struct 
 		charges += h->n_charges;
 		if ((t == NULL || t->tid != h->tid) && (t = get_thread(r, h->tid)) == NULL)
 			return no_thread(h->tid, e);
+		r->cur = t;
 		/* an execution cut short by a fault: of the block it was cut from */
 		uint32_t bb = get_bb(r, blk->cut_from != NULL ? blk->cut_from : blk);
 		if (bb == NONE)
@@ -455,6 +473,8 @@ int replay_chunk(struct replay *r, struct chunk *ch, struct producer *p, struct 
 		if (r->charged && !r->failed)
 			charge_exec(r, t, state(t)->bbcc, &BB(r, bb), passed, blk, h->exit, exec_charges,
 				    h->n_charges);
+		for (; fill != fills_end && fill->exec == i && !r->failed; fill++)
+			use_fill(r, t, &BB(r, bb), blk, fill);
 		state(t)->passed = passed;
 		if (r->failed)
 			return r->failed == FAIL_DUMP ? -e->status

@@ -19,6 +19,7 @@ void callgraph_chunk_init(struct chunk *ch)
 	ch->mappings.size = sizeof(struct cgt_mapping);
 	ch->ll_refs.size = sizeof(struct level_ref);
 	ch->ll_clears.size = sizeof(uint32_t);
+	ch->fills.size = sizeof(struct use_fill);
 }
 
 void callgraph_chunk_free(struct chunk *ch)
@@ -30,6 +31,7 @@ void callgraph_chunk_free(struct chunk *ch)
 	free(ch->mappings.v);
 	free(ch->ll_refs.v);
 	free(ch->ll_clears.v);
+	free(ch->fills.v);
 }
 
 enum { CACHE_I1, CACHE_D1 };
@@ -53,6 +55,44 @@ struct producer_block {
 	uint8_t seen;
 };
 
+static void use_scratch_free(struct use_scratch *u)
+{
+	free(u->refs);
+	free(u->outcomes);
+	free(u->charge);
+	free(u->reports);
+	free(u->ll_refs);
+	free(u->ll_outcomes);
+	free(u->ll_reports);
+	free(u->fill_ref);
+	memset(u, 0, sizeof(*u));
+}
+
+/* Room for an execution of max_refs references.  0, or -1 if out of
+   memory. */
+static int use_scratch_room(struct use_scratch *u, size_t max_refs)
+{
+	if (max_refs <= u->room)
+		return 0;
+	use_scratch_free(u);
+	u->refs = malloc(max_refs * sizeof(*u->refs));
+	u->outcomes = malloc(max_refs);
+	u->charge = malloc(max_refs);
+	u->reports = malloc(2 * max_refs * sizeof(*u->reports));
+	u->ll_refs = malloc(2 * max_refs * sizeof(*u->ll_refs));
+	u->ll_outcomes = malloc(2 * max_refs);
+	u->ll_reports = malloc(2 * max_refs * sizeof(*u->ll_reports));
+	u->fill_ref = malloc(2 * max_refs * sizeof(*u->fill_ref));
+	if (u->refs == NULL || u->outcomes == NULL || u->charge == NULL || u->reports == NULL ||
+	    u->ll_refs == NULL || u->ll_outcomes == NULL || u->ll_reports == NULL ||
+	    u->fill_ref == NULL) {
+		use_scratch_free(u);
+		return -1;
+	}
+	u->room = max_refs;
+	return 0;
+}
+
 /* The block program of a trace block.  Its branches' inversions are
    Callgrind's: only the block's last branch, when VEX inverted it, where
    Cachegrind's are those whose target is the next instruction. */
@@ -62,7 +102,7 @@ static struct block_program *compile(struct producer *p, const struct cgt_block 
 		return NULL;	/* no room for its ops in a charge */
 	const struct cache_model *I1 = &p->cache[CACHE_I1];
 	struct block_program_options o = { p->o->cache_sim, p->o->branch_sim, I1->line_bits,
-					   I1->way_bits, I1->sets_mask, p->min_line };
+					   I1->way_bits, I1->sets_mask, p->min_line, p->every_fetch };
 	struct block_program *bp = block_program_compile(blk, &o);
 	if (bp == NULL)
 		return NULL;
@@ -70,8 +110,9 @@ static struct block_program *compile(struct producer *p, const struct cgt_block 
 	const int inverted = last_branch_inverted(blk);
 	for (uint32_t k = 0; k < bp->prefixes[0].n_conds; k++)
 		bp->conds[k].inverted = inverted && bp->conds[k].op == last_exit_op;
-	if (bp->max_refs > p->cap_misses &&
-	    cgt_array_grow(&p->misses, &p->cap_misses, 0, bp->max_refs, sizeof(*p->misses)) < 0) {
+	if ((bp->max_refs > p->cap_misses &&
+	     cgt_array_grow(&p->misses, &p->cap_misses, 0, bp->max_refs, sizeof(*p->misses)) < 0) ||
+	    (p->cache_use && use_scratch_room(&p->use, bp->max_refs) < 0)) {
 		free(bp);
 		return NULL;
 	}
@@ -87,6 +128,7 @@ struct models {
 	struct cache_model I1, D1;
 	struct ll_model *LL;
 	struct producer *general;	/* with the general model's LL instead */
+	struct producer *use;		/* with cache use instead */
 	struct branch_model *predictor;
 	uint64_t history;
 	struct l1_ref *misses;	/* room for a program's max_refs */
@@ -140,7 +182,7 @@ simulate_refs_general(struct models *md, const struct cgt_exec *x, const struct 
 	   place among the execution's does not matter) */
 	const uint32_t charged_at = (uint32_t)ch->charges.n;
 	if (vec_reserve(&ch->ll_refs, n) < 0) {
-		p->ll_refs_failed = 1;	/* (hand_batch fails) */
+		p->chunk_failed = 1;	/* (hand_batch fails) */
 		return 0;
 	}
 	struct level_ref *ll = &AT(ch->ll_refs, struct level_ref, ch->ll_refs.n);
@@ -162,6 +204,86 @@ simulate_refs_general(struct models *md, const struct cgt_exec *x, const struct 
 		}
 	}
 	ch->ll_refs.n += n_ll;
+	return n_out;
+}
+
+/* A reference's charge (struct use_scratch): a guarded access's flag
+   beside the level. */
+#define USE_GUARDED 0x80
+
+/*
+ * simulate_exec's cache references with Callgrind's cache use
+ * (callgrind/sim.c cacheuse_*): every fetch and data reference (writes as
+ * reads) through I1 and D1, which keep each line's use, and each line they
+ * fill, in program order, through LL, unless it is line 0 (Callgrind's
+ * update_L1_use).  The fills go to the chunk (struct use_fill) for the
+ * replay to charge; the misses, and the guarded accesses, to out.
+ */
+static __attribute__((noinline)) uint32_t
+simulate_refs_use(struct models *md, const struct cgt_exec *x, const struct block_program *bp,
+		  uint32_t *out, uint32_t exec)
+{
+	struct producer *p = md->use;
+	struct use_scratch *u = &p->use;
+	struct chunk *ch = p->filling;
+	const struct prefix_plan *plan = &bp->prefixes[x->exit];
+	const uint64_t *v = x->values;
+	struct level_ref *refs = u->refs;
+	uint32_t n = 0;
+	for (uint32_t f = 0; f < plan->n_fetches; f++) {
+		const struct fetch_step *fs = &bp->fetches[f];
+		u->charge[n] = 0;
+		refs[n++] = (struct level_ref){ fs->addr, fs->len, 0, fs->op };
+	}
+	const uint32_t n_fetch = n;
+	for (uint32_t j = 0; j < plan->n_data; j++) {
+		if (v[j] == CGT_NO_ACCESS)
+			continue;
+		u->charge[n] = bp->n_guarded && bp->data_guarded[j] ? USE_GUARDED : 0;
+		refs[n++] = (struct level_ref){ v[j], bp->data_sizes[j], 0, bp->data_ops[j] };
+	}
+	struct level_report *rep = u->reports;
+	const uint32_t n_fetch_fills = level_take(&p->use_l1[0], refs, n_fetch, u->outcomes, rep);
+	const uint32_t n_fills = n_fetch_fills + level_take(&p->use_l1[1], refs + n_fetch, n - n_fetch,
+							     u->outcomes + n_fetch, rep + n_fetch_fills);
+	if (vec_reserve(&ch->fills, n_fills) < 0) {
+		p->chunk_failed = 1;	/* (hand_batch fails) */
+		return 0;
+	}
+	/* The fills in program order, the fetches' and the data's merged, and
+	   LL's lookups in that order. */
+	struct use_fill *fills = &AT(ch->fills, struct use_fill, ch->fills.n);
+	uint32_t n_ll = 0;
+	for (uint32_t i = 0, j = n_fetch_fills, f = 0; f < n_fills; f++) {
+		const int data = i == n_fetch_fills ||
+				 (j < n_fills && refs[n_fetch + rep[j].ref].handle < refs[rep[i].ref].handle);
+		const struct level_report *r = data ? &rep[j++] : &rep[i++];
+		const uint32_t k = r->ref + (data ? n_fetch : 0);
+		const uint64_t line_mask = ((uint64_t)1 << p->use_l1[data].line_bits) - 1;
+		const uint64_t line = (r->second ? refs[k].addr + refs[k].size - 1 : refs[k].addr) & ~line_mask;
+		u->fill_ref[f] = k;
+		fills[f] = (struct use_fill){ exec, refs[k].handle, r->slot, r->count, r->mask, NO_USE_LL,
+					      (uint8_t)data, 0 };
+		if (line != 0)
+			u->ll_refs[n_ll++] = (struct level_ref){ line, 1, 0, f };
+	}
+	level_take(&p->use_ll, u->ll_refs, n_ll, u->ll_outcomes, u->ll_reports);
+	for (uint32_t k = 0; k < n; k++)
+		u->charge[k] |= u->outcomes[k] != LEVEL_HIT;
+	for (uint32_t k = 0; k < n_ll; k++) {
+		/* a lookup of a single line: one report each */
+		struct use_fill *fill = &fills[u->ll_refs[k].handle];
+		fill->ll_slot = u->ll_reports[k].slot;
+		fill->ll_filled = u->ll_reports[k].filled;
+		uint8_t *charge = &u->charge[u->fill_ref[u->ll_refs[k].handle]];
+		if (fill->ll_filled)
+			*charge = (uint8_t)((*charge & USE_GUARDED) | 2);
+	}
+	ch->fills.n += n_fills;
+	uint32_t n_out = 0;
+	for (uint32_t k = 0; k < n; k++)
+		if (u->charge[k])
+			out[n_out++] = refs[k].handle << 2 | (u->charge[k] & 3);
 	return n_out;
 }
 
@@ -204,13 +326,15 @@ int callgraph_chunk_ll(struct producer *p, struct chunk *ch)
  */
 static inline __attribute__((always_inline)) uint32_t
 simulate_exec(struct models *md, const struct cgt_exec *x, const struct block_program *bp,
-	      uint32_t *out)
+	      uint32_t *out, uint32_t exec)
 {
 	const struct prefix_plan *plan = &bp->prefixes[x->exit];
 	const uint64_t *v = x->values;
 	uint32_t n_out = 0;
 	if (__builtin_expect(md->general != NULL, 0)) {
 		n_out = simulate_refs_general(md, x, bp, out);
+	} else if (__builtin_expect(md->use != NULL, 0)) {
+		n_out = simulate_refs_use(md, x, bp, out, exec);
 	} else if (md->cache_sim) {
 		struct l1_ref *m = md->misses;
 		uint32_t n = 0;
@@ -316,6 +440,27 @@ static void caches_free(struct producer *p)
 	ll_model_free(&p->LL);
 }
 
+/* Callgrind's caches with cache use (I1, D1, LL: enum cgt_level's
+   first, second and last), cold. */
+static int use_caches_init(struct producer *p)
+{
+	static const int level[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
+	struct level *made[3] = { &p->use_l1[0], &p->use_l1[1], &p->use_ll };
+	for (int k = 0; k < 3; k++) {
+		const struct cgt_cache_config *cc = &p->o->caches.level[level[k]];
+		struct level_config c = { .size = (uint32_t)cc->size,
+					  .assoc = (uint32_t)cc->assoc,
+					  .line = (uint32_t)cc->line,
+					  .replacement = p->o->model.replacement[level[k]],
+					  .callgrind_tags = 1,
+					  .track_use = k < 2,
+					  .report = k < 2 ? LEVEL_REPORT_FILLS : LEVEL_REPORT_LOOKUPS };
+		if (level_init(made[k], &c) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* The general model's LL, cold. */
 static int general_ll_init(struct producer *p)
 {
@@ -350,6 +495,10 @@ static int hand_mark(struct producer *p, struct chunk *ch, const struct cgt_mark
 			caches_free(p);
 			if (caches_init(p) < 0)
 				return producer_fail(p);
+			for (int k = 0; p->cache_use && k < 2; k++)
+				level_clear(&p->use_l1[k]);
+			if (p->cache_use)
+				level_clear(&p->use_ll);
 			if (p->general) {
 				long k = vec_push(&ch->ll_clears);
 				if (k < 0)
@@ -397,6 +546,7 @@ static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
 		md.D1 = p->cache[CACHE_D1];
 		md.LL = &p->LL;
 		md.general = p->general ? p : NULL;
+		md.use = p->cache_use ? p : NULL;
 		p->filling = ch;
 		md.misses = p->misses;
 	}
@@ -447,7 +597,7 @@ static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
 				break;
 			}
 			n_charges = simulate_exec(&md, &x, pb->program,
-						  &AT(ch->charges, uint32_t, ch->charges.n));
+						  &AT(ch->charges, uint32_t, ch->charges.n), (uint32_t)n_items);
 			ch->charges.n += n_charges;
 		}
 		items[n_items++] = (struct handed){ .block = x.block, .sp = sp, .exit = x.exit,
@@ -455,7 +605,7 @@ static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
 						    .kind = HANDED_EXEC };
 	}
 	ch->items.n = n_items;
-	if (p->ll_refs_failed)
+	if (p->chunk_failed)
 		rc = producer_fail(p);
 	if (md.cache_sim) {
 		p->cache[CACHE_I1] = md.I1;
@@ -471,7 +621,7 @@ static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
 void callgraph_produce(struct producer *p, struct chunk *ch)
 {
 	ch->items.n = ch->charges.n = ch->marks.n = ch->texts.n = ch->mappings.n = 0;
-	ch->ll_refs.n = ch->ll_clears.n = 0;
+	ch->ll_refs.n = ch->ll_clears.n = ch->fills.n = 0;
 	/* room for hand_batch's executions */
 	if (vec_reserve(&ch->items, CHUNK_EXECS) < 0) {
 		ch->status = producer_fail(p);
@@ -544,9 +694,12 @@ int callgraph_producer_open(struct producer *p, const struct cgt_callgraph_optio
 	p->blocks.size = sizeof(struct producer_block);
 	struct specialisations may;
 	specialisations_choose(&o->model, &may);
-	p->general = o->cache_sim && !may.plain_ll;
+	p->cache_use = o->cache_sim && o->model.cache_use;
+	p->every_fetch = !may.elide_mru_fetches;
+	p->general = o->cache_sim && !may.plain_ll && !p->cache_use;
 	if (o->cache_sim) {
-		if (caches_init(p) < 0 || (p->general && general_ll_init(p) < 0))
+		if (caches_init(p) < 0 || (p->general && general_ll_init(p) < 0) ||
+		    (p->cache_use && use_caches_init(p) < 0))
 			return cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
 	if (o->branch_sim) {
@@ -562,6 +715,10 @@ void callgraph_producer_close(struct producer *p)
 {
 	caches_free(p);
 	level_free(&p->LL_general);
+	for (int k = 0; k < 2; k++)
+		level_free(&p->use_l1[k]);
+	level_free(&p->use_ll);
+	use_scratch_free(&p->use);
 	free(p->predictor);
 	for (size_t i = 0; i < p->blocks.n; i++)
 		free(AT(p->blocks, struct producer_block, i).program);

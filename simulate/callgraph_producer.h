@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cache_model.h"
+#include "callgraph_use.h"
 #include "level.h"
 #include "ll_model.h"
 #include "sim.h"
@@ -131,6 +132,8 @@ struct chunk {
 	   reference of each index (CALLGRIND_START/STOP_INSTRUMENTATION). */
 	struct vec ll_refs;	/* struct level_ref */
 	struct vec ll_clears;	/* uint32_t */
+	/* With cache use, the lines L1 filled, in program order. */
+	struct vec fills;	/* struct use_fill */
 	int status;		/* 1: more chunks follow; 0: the trace's end; negative: the
 				   producer's error */
 };
@@ -157,7 +160,24 @@ struct producer {
 	uint8_t *ll_outcomes;
 	size_t cap_ll_outcomes;
 	struct chunk *filling;	/* the chunk LL's references go to */
-	int ll_refs_failed;	/* out of memory for them */
+	int chunk_failed;	/* out of memory for the chunk's references or fills */
+	/* With cache use, instead of the caches above: I1, D1 and LL as
+	   Callgrind's --cacheuse=yes simulates them, the L1s keeping the use
+	   of each line, and room for an execution's references. */
+	int cache_use;
+	int every_fetch;	/* no fetch elided from block programs */
+	struct level use_l1[2], use_ll;
+	struct use_scratch {
+		struct level_ref *refs;		/* [max_refs]: the fetches, then the data */
+		uint8_t *outcomes;		/* [max_refs] */
+		uint8_t *charge;		/* [max_refs]: the charge's level, USE_GUARDED */
+		struct level_report *reports;	/* [2 max_refs]: I1's, then D1's */
+		struct level_ref *ll_refs;	/* [2 max_refs] */
+		uint8_t *ll_outcomes;		/* [2 max_refs] */
+		struct level_report *ll_reports;	/* [2 max_refs] */
+		uint32_t *fill_ref;		/* [2 max_refs]: a fill's reference */
+		size_t room;			/* the max_refs they have room for */
+	} use;
 	struct branch_model *predictor;
 	uint32_t min_line;
 	struct vec blocks;	/* struct producer_block, by trace block id */

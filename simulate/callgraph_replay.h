@@ -163,8 +163,12 @@ struct replay {
 	struct vec block_bb;	/* uint32_t: trace block id -> BB + 1 */
 	struct thread **threads;	/* by tid */
 	size_t n_threads;
-	struct thread *cur;
+	struct thread *cur;	/* the thread of the execution replayed last */
 	int instrumenting;
+	/* With Callgrind's cache use: who loaded each line, charged when the
+	   producer's levels evict it (callgraph_use.h) */
+	int cache_use;
+	struct use_sink use;
 	uint32_t exit_fn;	/* the first function named _exit (the freeres hack) */
 	uint64_t bb_executions, bbs_done;
 	unsigned dumps;

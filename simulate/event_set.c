@@ -72,7 +72,7 @@ void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int
 }
 
 void cgt_event_set_init_callgrind(struct cgt_event_set *es, int cache_sim, int branch_sim,
-				  int write_back)
+				  int write_back, int cache_use)
 {
 	memset(es, 0, sizeof(*es));
 	add(es, "Ir", CGT_ACCESS_FETCH, CGT_EVENT_EXECUTED);
@@ -90,6 +90,12 @@ void cgt_event_set_init_callgrind(struct cgt_event_set *es, int cache_sim, int b
 	}
 	if (branch_sim)
 		add_branches(es);
+	if (cache_use) {
+		add(es, "AcCost1", CGT_ACCESS_USE_COST, CGT_LEVEL_D1);
+		add(es, "SpLoss1", CGT_ACCESS_USE_LOSS, CGT_LEVEL_D1);
+		add(es, "AcCost2", CGT_ACCESS_USE_COST, CGT_LEVEL_LL);
+		add(es, "SpLoss2", CGT_ACCESS_USE_LOSS, CGT_LEVEL_LL);
+	}
 }
 
 int cgt_event_set_find(const struct cgt_event_set *es, enum cgt_access access, int level)

@@ -105,6 +105,7 @@ struct level_report {
 	uint32_t slot;
 	uint32_t count, mask;	/* filled, with track_use: the use of the line evicted */
 	uint8_t filled;
+	uint8_t second;		/* the second line of a straddling reference */
 };
 
 /* A line's use (track_use), by slot. */

@@ -63,6 +63,7 @@ level_find(const uint64_t *words, const uint16_t *state, uint32_t assoc, uint64_
 struct level_line_use {
 	struct level_report **to;
 	uint32_t ref, mask;
+	uint8_t second;
 };
 
 /* The found or filled way's use and report (level_set_ref). */
@@ -71,7 +72,7 @@ level_line_used(struct level *L, uint64_t set, uint32_t way, int filled,
 		const struct level_line_use *u)
 {
 	const uint32_t slot = (uint32_t)set * L->assoc + way;
-	struct level_report r = { u->ref, slot, 0, 0, (uint8_t)filled };
+	struct level_report r = { u->ref, slot, 0, 0, (uint8_t)filled, u->second };
 	if (L->config.track_use) {
 		struct level_use *use = &L->use[slot];
 		if (filled) {
@@ -180,7 +181,7 @@ level_ref(struct level *L, uint64_t addr, uint32_t size, int write, const struct
 	uint64_t set1, key1, set2, key2;
 	const uint64_t line_mask = ((uint64_t)1 << L->line_bits) - 1;
 	const uint64_t last = addr + size - 1;
-	struct level_line_use u1 = { to, ref, 0 }, u2 = { to, ref, 0 };
+	struct level_line_use u1 = { to, ref, 0, 0 }, u2 = { to, ref, 0, 1 };
 	level_line(L, addr, &set1, &key1);
 	if (!level_straddles(L, addr, size)) {
 		if (use)

@@ -81,9 +81,14 @@ struct cgt_hierarchy {
 /* What an event counts: executions of one kind of access, or its misses
    at one level (mispredicts, for the branch kinds). */
 enum cgt_access { CGT_ACCESS_FETCH, CGT_ACCESS_READ, CGT_ACCESS_WRITE, CGT_ACCESS_COND,
-		  CGT_ACCESS_INDIRECT };
+		  CGT_ACCESS_INDIRECT,
+		  /* not accesses: how well the lines of a level were used
+		     (Callgrind's cache use; level CGT_LEVEL_D1 is I1's and D1's
+		     lines): 1000 / the uses of each line evicted (AcCost), the
+		     bytes of it never touched (SpLoss) */
+		  CGT_ACCESS_USE_COST, CGT_ACCESS_USE_LOSS };
 
-#define CGT_MAX_EVENTS 16
+#define CGT_MAX_EVENTS 20
 #define CGT_EVENT_EXECUTED (-1)	/* level of an event counting executions */
 #define CGT_EVENT_MISPREDICT (-2)	/* level of a branch event counting mispredicts */
 /* level of an event counting the LL misses whose fill evicted a dirty line
@@ -112,9 +117,10 @@ void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int
 /* Callgrind's (sim.c CLG_(init_eventsets), in its dump order): Ir, then
    with cache simulation Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw, and with
    write_back ILdmr DLdmr DLdmw, then with branch simulation Bc Bcm Bi
-   Bim. */
+   Bim, then with cache_use AcCost1 SpLoss1 AcCost2 SpLoss2 (even without
+   cache simulation, as in Callgrind). */
 void cgt_event_set_init_callgrind(struct cgt_event_set *es, int cache_sim, int branch_sim,
-				  int write_back);
+				  int write_back, int cache_use);
 
 /* The index of the event that counts this (level: enum cgt_level,
    CGT_EVENT_EXECUTED or CGT_EVENT_MISPREDICT), or -1 if the set has none. */
@@ -171,6 +177,12 @@ struct cgt_code_lookup {
    prefetcher are indices of cgt_model_find's names. */
 struct cgt_cache_model {
 	int write_back;
+	/* Callgrind's --cacheuse=yes: how well each line was used, charged to
+	   the instruction that loaded it when it is evicted (AcCost1 SpLoss1
+	   AcCost2 SpLoss2).  As in Callgrind: I1, D1 and LL keep its tags
+	   (level.h), writes are simulated as reads, LL is looked up only for
+	   the lines that missed L1; not with write_back or a prefetcher. */
+	int cache_use;
 	uint8_t replacement[CGT_N_LEVELS];	/* 0: "lru" */
 	uint8_t prefetch[CGT_N_LEVELS];		/* 0: "none" */
 };

@@ -55,6 +55,18 @@ compare_what() {
 	threads) echo " (main's and worker's self costs, as far as scheduling fixes them)" ;;
 	esac
 }
+# A caller may compare some events apart: it defines split_compare NAME
+# CONFIG, which prints the options of two comparisons of each file, on two
+# lines; both must agree (compare_opts's come first on each).
+compare_file() {
+	local name=$1 config=$2 rfile=$3 afile=$4 pass
+	local -a passes=("") opts
+	declare -F split_compare >/dev/null && mapfile -t passes < <(split_compare "$name" "$config")
+	for pass in "${passes[@]}"; do
+		read -r -a opts <<<"$(compare_opts "$name" "$config") $pass"	# (no globbing)
+		python3 "$compare" --max-diffs=15 "${opts[@]}" "$rfile" "$afile" || return 1
+	done
+}
 
 # files PREFIX: "KEY path" per file PREFIX.<pid>[.<n>], sorted; KEY is
 # p<the pid's rank among them, from 1>[.<n>].
@@ -132,7 +144,7 @@ for c in "${cases[@]}"; do
 			elif [ -z "$afile" ]; then
 				not_ok "$desc"; echo "  cgtrace wrote no file for Callgrind's $rfile"
 			else
-				out=$(python3 "$compare" --max-diffs=15 $(compare_opts "$name" "${configs[$i]}") "$rfile" "$afile" 2>&1)
+				out=$(compare_file "$name" "${configs[$i]}" "$rfile" "$afile" 2>&1)
 				rc=$?
 				if [ "$rc" = 0 ]; then ok "$desc"; else not_ok "$desc"; echo "$out" | head -n 24 | sed 's/^/  /'; fi
 			fi

@@ -421,6 +421,8 @@ static void use_counts_and_masks(void)
 	CHECK_EQ(n_reported, 2);
 	REPORTED(0, 1, 0, 0, 1);
 	REPORTED(1, 3, 0, 0, 1);
+	CHECK_EQ(reported[0].second, 0);
+	CHECK_EQ(reported[1].second, 1);
 	CHECK_EQ(L.use[1].mask, 0x80000000);	/* bytes 62-63 */
 	CHECK_EQ(L.use[3].mask, 0x1);		/* bytes 0-1 */
 	level_free(&L);
