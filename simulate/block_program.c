@@ -37,6 +37,9 @@ struct block_program *block_program_compile(const struct cgt_block *blk,
 	const int keep_data = o->cache_sim || blk->n_guarded;
 	uint32_t fetches = 0, data = 0, conds = 0, exits = 0, values = 0;
 	uint64_t prev_last_line = UINT64_MAX;
+	/* counting fetches: the line of the last step, if one line, and no
+	   exit since (else UINT64_MAX) */
+	uint64_t run_line = UINT64_MAX;
 	bp->whole_ops = cgt_block_counted_ops(blk, 1, o->cache_sim);
 	for (uint32_t k = 0; k < bp->whole_ops; k++) {
 		const struct cgt_op *op = &blk->ops[k];
@@ -45,14 +48,25 @@ struct block_program *block_program_compile(const struct cgt_block *blk,
 		case CGT_OP_INSN: {
 			uint64_t first = in->addr >> o->fetch_line_bits;
 			uint64_t last = (in->addr + in->len - 1) >> o->fetch_line_bits;
-			int same = !o->every_fetch && first == last && first == prev_last_line;
+			int same = first == last && first == prev_last_line;
 			prev_last_line = last;
-			if (o->cache_sim && !same)
+			if (!o->cache_sim)
+				break;
+			/* (a run's len and more stay within their types) */
+			if (o->count_fetches && first == last && first == run_line &&
+			    in->addr + in->len - bp->fetches[fetches - 1].addr <= UINT8_MAX &&
+			    bp->fetches[fetches - 1].more < UINT16_MAX) {
+				struct fetch_step *run = &bp->fetches[fetches - 1];
+				run->len = (uint8_t)(in->addr + in->len - run->addr);
+				run->more++;
+			} else if (o->count_fetches || !same) {
 				bp->fetches[fetches++] = (struct fetch_step){
 					in->addr, first == last ? first : FETCH_STRADDLES,
 					(uint32_t)((first & o->fetch_sets_mask) << o->fetch_way_bits),
-					(uint8_t)in->len, k
+					(uint8_t)in->len, 0, k
 				};
+				run_line = first == last ? first : UINT64_MAX;
+			}
 			break;
 		}
 		case CGT_OP_READ:
@@ -77,6 +91,7 @@ struct block_program *block_program_compile(const struct cgt_block *blk,
 									 op->kind == CGT_OP_COND_INV };
 			/* fall through */
 		case CGT_OP_EXIT: {
+			run_line = UINT64_MAX;
 			struct prefix_plan *plan = &bp->prefixes[++exits];
 			*plan = (struct prefix_plan){ 0, fetches, data, conds, 0, 0 };
 			plan->exit_is_last_cond = o->branch_sim && op->kind != CGT_OP_EXIT;

@@ -7,7 +7,10 @@
  * Only what can change simulated state is kept.  An instruction that lies
  * within the line the previous instruction of the block ended in is left
  * out: its fetch is a hit on that set's most recently used line (only
- * fetches touch I1), unless every fetch is asked for.  Exits are left out, and branches when branch
+ * fetches touch I1).  Where each use of a line counts, it is not left
+ * out but merged into that step (its more), which then stands for a run
+ * of fetches from one line; a run ends at an exit, so that each prefix
+ * has its own.  Exits are left out, and branches when branch
  * simulation is off, and fetches and data references when cache
  * simulation is off (but guarded references stay: Dr and Dw count those
  * whose guard held).
@@ -37,7 +40,8 @@ struct fetch_step {
 	   line is never that usual one: its line is FETCH_STRADDLES. */
 	uint64_t line;
 	uint32_t set_at;	/* where the first byte's set starts in I1's tags */
-	uint8_t len;
+	uint8_t len;		/* with a run, from the first's start to the last's end */
+	uint16_t more;		/* counting uses: the fetches of the run after the first */
 	uint32_t op;		/* index of the INSN op: its counters */
 };
 
@@ -86,7 +90,8 @@ struct block_program_options {
 	uint32_t fetch_way_bits;
 	uint64_t fetch_sets_mask;
 	uint32_t min_line;		/* accesses are clamped to it */
-	int every_fetch;		/* no fetch left out (a level counts each use of a line) */
+	int count_fetches;		/* fetches merged into runs, not left out (a level
+					   counts each use of a line) */
 };
 
 /* The size a data reference is simulated with: Cachegrind clamps large

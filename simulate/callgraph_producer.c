@@ -102,7 +102,7 @@ static struct block_program *compile(struct producer *p, const struct cgt_block 
 		return NULL;	/* no room for its ops in a charge */
 	const struct cache_model *I1 = &p->cache[CACHE_I1];
 	struct block_program_options o = { p->o->cache_sim, p->o->branch_sim, I1->line_bits,
-					   I1->way_bits, I1->sets_mask, p->min_line, p->every_fetch };
+					   I1->way_bits, I1->sets_mask, p->min_line, p->count_fetches };
 	struct block_program *bp = block_program_compile(blk, &o);
 	if (bp == NULL)
 		return NULL;
@@ -200,7 +200,7 @@ simulate_refs_general(struct models *md, const struct cgt_exec *x, const struct 
 			ll[n_ll++] = (struct level_ref){
 				ref->addr, ref->size,
 				(uint8_t)((ref->write ? LEVEL_WRITE : 0) | (observed ? LEVEL_OBSERVED : 0)),
-				handle };
+				0, handle };
 		}
 	}
 	ch->ll_refs.n += n_ll;
@@ -233,14 +233,14 @@ simulate_refs_use(struct models *md, const struct cgt_exec *x, const struct bloc
 	for (uint32_t f = 0; f < plan->n_fetches; f++) {
 		const struct fetch_step *fs = &bp->fetches[f];
 		u->charge[n] = 0;
-		refs[n++] = (struct level_ref){ fs->addr, fs->len, 0, fs->op };
+		refs[n++] = (struct level_ref){ fs->addr, fs->len, 0, fs->more, fs->op };
 	}
 	const uint32_t n_fetch = n;
 	for (uint32_t j = 0; j < plan->n_data; j++) {
 		if (v[j] == CGT_NO_ACCESS)
 			continue;
 		u->charge[n] = bp->n_guarded && bp->data_guarded[j] ? USE_GUARDED : 0;
-		refs[n++] = (struct level_ref){ v[j], bp->data_sizes[j], 0, bp->data_ops[j] };
+		refs[n++] = (struct level_ref){ v[j], bp->data_sizes[j], 0, 0, bp->data_ops[j] };
 	}
 	struct level_report *rep = u->reports;
 	const uint32_t n_fetch_fills = level_take(&p->use_l1[0], refs, n_fetch, u->outcomes, rep);
@@ -265,7 +265,7 @@ simulate_refs_use(struct models *md, const struct cgt_exec *x, const struct bloc
 		fills[f] = (struct use_fill){ exec, refs[k].handle, r->slot, r->count, r->mask, NO_USE_LL,
 					      (uint8_t)data, 0 };
 		if (line != 0)
-			u->ll_refs[n_ll++] = (struct level_ref){ line, 1, 0, f };
+			u->ll_refs[n_ll++] = (struct level_ref){ line, 1, 0, 0, f };
 	}
 	level_take(&p->use_ll, u->ll_refs, n_ll, u->ll_outcomes, u->ll_reports);
 	for (uint32_t k = 0; k < n; k++)
@@ -695,7 +695,7 @@ int callgraph_producer_open(struct producer *p, const struct cgt_callgraph_optio
 	struct specialisations may;
 	specialisations_choose(&o->model, &may);
 	p->cache_use = o->cache_sim && o->model.cache_use;
-	p->every_fetch = !may.elide_mru_fetches;
+	p->count_fetches = !may.elide_mru_fetches;
 	p->general = o->cache_sim && !may.plain_ll && !p->cache_use;
 	if (o->cache_sim) {
 		if (caches_init(p) < 0 || (p->general && general_ll_init(p) < 0) ||

@@ -165,7 +165,7 @@ struct producer {
 	   Callgrind's --cacheuse=yes simulates them, the L1s keeping the use
 	   of each line, and room for an execution's references. */
 	int cache_use;
-	int every_fetch;	/* no fetch elided from block programs */
+	int count_fetches;	/* block programs' fetches merged into runs, not elided */
 	struct level use_l1[2], use_ll;
 	struct use_scratch {
 		struct level_ref *refs;		/* [max_refs]: the fetches, then the data */

@@ -1197,7 +1197,7 @@ static int general_take(struct part *p, struct general *g, const struct bunch *b
 		int observed = prefetch && (missed || write_back);
 		p->ll_refs[n_ll++] = (struct level_ref){
 			r->addr, (uint8_t)r->size,
-			(uint8_t)((write ? LEVEL_WRITE : 0) | (observed ? LEVEL_OBSERVED : 0)),
+			(uint8_t)((write ? LEVEL_WRITE : 0) | (observed ? LEVEL_OBSERVED : 0)), 0,
 			missed ? r->slot : NOT_MISSED };
 	}
 	level_take(&g->LL, p->ll_refs, n_ll, p->ll_outcomes, NULL);

@@ -52,6 +52,10 @@ struct level_ref {
 	uint64_t addr;
 	uint8_t size;		/* 1-255 bytes, at most two lines */
 	uint8_t flags;		/* LEVEL_WRITE, LEVEL_OBSERVED */
+	/* With use kept: further uses of its line this reference stands for
+	   (a run of fetches from one line, which no other reference of the
+	   level comes between); one line then */
+	uint16_t more;
 	uint32_t handle;	/* the driver's (what the outcome is charged to); the
 				   level passes it by */
 };

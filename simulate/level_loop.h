@@ -62,7 +62,7 @@ level_find(const uint64_t *words, const uint16_t *state, uint32_t assoc, uint64_
    neither), and the part of the line the reference touches (track_use). */
 struct level_line_use {
 	struct level_report **to;
-	uint32_t ref, mask;
+	uint32_t ref, mask, uses;
 	uint8_t second;
 };
 
@@ -78,9 +78,9 @@ level_line_used(struct level *L, uint64_t set, uint32_t way, int filled,
 		if (filled) {
 			r.count = use->count;
 			r.mask = use->mask;
-			*use = (struct level_use){ 1, u->mask };
+			*use = (struct level_use){ u->uses, u->mask };
 		} else {
-			use->count++;
+			use->count += u->uses;
 			use->mask |= u->mask;
 		}
 	}
@@ -176,12 +176,12 @@ static inline uint32_t level_use_to(const struct level *L, uint64_t off)
    or tracks use (to: the reports; ref: the reference's index). */
 static inline __attribute__((always_inline)) enum level_outcome
 level_ref(struct level *L, uint64_t addr, uint32_t size, int write, const struct level_hooks *h,
-	  const int use, struct level_report **to, uint32_t ref)
+	  const int use, struct level_report **to, uint32_t ref, uint32_t uses)
 {
 	uint64_t set1, key1, set2, key2;
 	const uint64_t line_mask = ((uint64_t)1 << L->line_bits) - 1;
 	const uint64_t last = addr + size - 1;
-	struct level_line_use u1 = { to, ref, 0, 0 }, u2 = { to, ref, 0, 1 };
+	struct level_line_use u1 = { to, ref, 0, uses, 0 }, u2 = { to, ref, 0, 1, 1 };
 	level_line(L, addr, &set1, &key1);
 	if (!level_straddles(L, addr, size)) {
 		if (use)
@@ -207,7 +207,7 @@ static inline __attribute__((always_inline)) void
 level_prefetch(struct level *L, uint64_t addr, const struct level_hooks *h)
 {
 	if (!L->config.callgrind_tags) {
-		level_ref(L, addr, 1, 0, h, 0, NULL, 0);
+		level_ref(L, addr, 1, 0, h, 0, NULL, 0, 1);
 		return;
 	}
 	const uint32_t assoc = L->assoc;
@@ -295,11 +295,13 @@ level_take_with(struct level *L, const struct level_ref *refs, uint32_t n, uint8
 	const int write_back = L->config.write_back;
 	/* The host fetches the sets of the references a few ahead meanwhile:
 	   a level's sets are far apart, and most lookups of a large one would
-	   wait for memory. */
-	for (uint32_t k = 0; k < n && k < LEVEL_LOOK_AHEAD; k++)
+	   wait for memory.  (Not where use is kept: those are Callgrind's L1s,
+	   whose sets stay in the host's caches, and an LL that sees only
+	   their fills, a few at a time.) */
+	for (uint32_t k = 0; k < n && k < LEVEL_LOOK_AHEAD && !use; k++)
 		level_fetch_set(L, refs[k].addr);
 	for (uint32_t k = 0; k < n; k++) {
-		if (k + LEVEL_LOOK_AHEAD < n)
+		if (k + LEVEL_LOOK_AHEAD < n && !use)
 			level_fetch_set(L, refs[k + LEVEL_LOOK_AHEAD].addr);
 		const uint64_t addr = refs[k].addr;
 		const int write = refs[k].flags & LEVEL_WRITE;
@@ -316,7 +318,8 @@ level_take_with(struct level *L, const struct level_ref *refs, uint32_t n, uint8
 		}
 		if (observed)
 			level_stream_observe(L, addr, h);
-		outcome[k] = (uint8_t)level_ref(L, addr, refs[k].size, write, h, use, &reported, k);
+		outcome[k] = (uint8_t)level_ref(L, addr, refs[k].size, write, h, use, &reported, k,
+						1u + refs[k].more);
 		/* a write that missed without write-allocate left no line */
 		int left = !(write && L->config.no_write_allocate && outcome[k] != LEVEL_HIT);
 		last = (struct level_last_line){ left ? set : UINT64_MAX, key, addr >> L->line_bits,

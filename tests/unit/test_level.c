@@ -28,7 +28,7 @@ static struct level make(uint32_t size, uint32_t assoc, uint32_t line, int write
 
 static int one(struct level *L, uint64_t addr, uint8_t size, unsigned flags)
 {
-	struct level_ref r = { addr, size, (uint8_t)flags, 0 };
+	struct level_ref r = { addr, size, (uint8_t)flags, 0, 0 };
 	uint8_t out = 0xff;
 	level_take(L, &r, 1, &out, NULL);
 	return out;
@@ -304,7 +304,7 @@ static void random_against_callgrind_model(void)
 				int write = (int)(next_random() % 3 == 0), observed = (int)(next_random() % 4 != 0);
 				bunch[i] = (struct level_ref){ a, size, (uint8_t)((write ? LEVEL_WRITE : 0) |
 										  (observed ? LEVEL_OBSERVED : 0)),
-							       (uint32_t)i };
+							       0, (uint32_t)i };
 				if (pf && observed)
 					ref_observe(&c, a);
 				expected[i] = (uint8_t)ref_access(&c, a, size, wb, write);
@@ -369,7 +369,7 @@ static uint32_t n_reported;
 
 static int used(struct level *L, uint64_t addr, uint8_t size)
 {
-	struct level_ref r = { addr, size, 0, 0 };
+	struct level_ref r = { addr, size, 0, 0, 0 };
 	uint8_t out = 0xff;
 	n_reported = level_take(L, &r, 1, &out, reported);
 	return out;
@@ -435,6 +435,18 @@ static void use_counts_and_masks(void)
 	L = use_level(512, 2, 128, LEVEL_REPORT_FILLS);
 	CHECK_EQ(U(0x1005, 4), LEVEL_MISS);
 	CHECK_EQ(L.use[reported[0].slot].mask, 0x6);
+	level_free(&L);
+
+	/* A reference standing for a run of uses of one line (fetches). */
+	L = use_level(256, 2, 64, LEVEL_REPORT_FILLS);
+	struct level_ref run = { 0x1000, 12, 0, 3, 0 };
+	uint8_t out;
+	CHECK_EQ(level_take(&L, &run, 1, &out, reported), 1);
+	CHECK_EQ(L.use[reported[0].slot].count, 4);
+	run.more = 1;
+	CHECK_EQ(level_take(&L, &run, 1, &out, reported), 0);
+	CHECK_EQ(L.use[reported[0].slot].count, 6);
+	CHECK_EQ(L.use[reported[0].slot].mask, 0x3f);	/* bytes 0-11 */
 	level_free(&L);
 
 	/* Every lookup reported: a hit tells where the line is. */
