@@ -327,7 +327,7 @@ int cgt_sweep_expand(const struct cgt_cache_list lists[CGT_N_LEVELS],
 		     const struct cgt_hierarchy *defaults, struct cgt_sweep_config **out,
 		     struct cgt_error *e);
 
-/* ---- Call graphs: Callgrind's replay (callgraph.c) -------------------- */
+/* ---- Call graphs: Callgrind's replay (callgraph*.c) ------------------- */
 
 /*
  * The trace replayed as Callgrind 3.19 builds its profile

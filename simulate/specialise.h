@@ -22,7 +22,7 @@ unsigned model_properties(const struct cgt_cache_model *m);
 
 struct specialisations {
 	/* LL as Cachegrind's plain LRU array (ll_model.h); else the general
-	   model's level (callgraph.c's producer, hier.c's general parts). */
+	   model's level (callgraph_producer.c, hier.c's general parts). */
 	int plain_ll;
 	/* sim.c's engine for Cachegrind's shape: segments simulated from
 	   unknown states and settled, LL at the join -- its LL is plain. */
