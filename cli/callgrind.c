@@ -57,6 +57,10 @@ const char usage_callgrind[] =
 	"                             turns --simulate-wb and --simulate-hwpref off\n"
 	"                             (each of these turns cache simulation on, as in\n"
 	"                             Callgrind)\n"
+	"  --cacheuse-inclusive=no|yes  charge them also to the calls that were\n"
+	"                             active when the line was loaded (calls= lines,\n"
+	"                             summary:) [yes]; no: self costs only, Callgrind's\n"
+	"                             file\n"
 	"  --<L>-replacement=lru      level L's replacement policy, L one of I1, D1,\n"
 	"                             LL [lru, the only one so far]\n"
 	"  --<L>-prefetch=none|callgrind  level L's prefetcher [none]; callgrind is\n"
@@ -69,6 +73,8 @@ const char usage_callgrind[] =
 	"\n"
 	"options (cgtrace's):\n"
 	"  -q, --quiet                nothing on stderr but errors\n"
+	"  -v, --verbose              what the run took (with --cacheuse=yes: the\n"
+	"                             back-dating tree's nodes)\n"
 	"  --threads=<n>              from 2 on, the trace is decoded and simulated on\n"
 	"                             a thread of its own [the CPUs it may use]; the\n"
 	"                             files do not depend on it\n"
@@ -97,7 +103,7 @@ enum {
 	OPT_DUMP_BEFORE, OPT_DUMP_AFTER, OPT_ZERO_BEFORE, OPT_FN_SKIP, OPT_SEPARATE_RECS,
 	OPT_SEPARATE_CALLERS, OPT_SKIP_PLT, OPT_SKIP_DIRECT_REC, OPT_CACHE_SIM, OPT_BRANCH_SIM,
 	OPT_CACHE, OPT_BUILD_ID_DIR, OPT_ARCHIVE, OPT_THREADS, OPT_SIMULATE_WB, OPT_SIMULATE_HWPREF,
-	OPT_LEVEL_MODEL, OPT_CACHEUSE,
+	OPT_LEVEL_MODEL, OPT_CACHEUSE, OPT_CACHEUSE_INCLUSIVE,
 };
 
 /* A list of patterns, NULL-ended. */
@@ -314,6 +320,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 		{ "simulate-wb", required_argument, NULL, OPT_SIMULATE_WB },
 		{ "simulate-hwpref", required_argument, NULL, OPT_SIMULATE_HWPREF },
 		{ "cacheuse", required_argument, NULL, OPT_CACHEUSE },
+		{ "cacheuse-inclusive", required_argument, NULL, OPT_CACHEUSE_INCLUSIVE },
 		LEVEL_MODEL_LONGOPTS(OPT_LEVEL_MODEL),
 		{ "branch-sim", required_argument, NULL, OPT_BRANCH_SIM },
 		{ "I1", required_argument, NULL, OPT_CACHE },
@@ -323,6 +330,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 		{ "build-id-dir", required_argument, NULL, OPT_BUILD_ID_DIR },
 		{ "archive", required_argument, NULL, OPT_ARCHIVE },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -332,7 +340,8 @@ int cmd_simulate_callgrind(int argc, char **argv)
 	const char *out_tmpl = NULL, *build_id_dir = NULL, *archive = NULL;
 	char *base = NULL;
 	struct cgt_archive *opened_archive = NULL;
-	int status = 1, c, cache_sim = 0, branch_sim = 0, archive_damaged = 0, hwpref = 0;
+	int status = 1, c, cache_sim = 0, branch_sim = 0, archive_damaged = 0, hwpref = 0, verbose = 0;
+	struct cgt_callgraph_stats stats = { 0 };
 	uint64_t number;
 	struct cgt_error e;
 	struct cgt_decoder *d = NULL;
@@ -342,7 +351,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 	optind = 1;
 	int option_index = 0;
 	struct cgt_cache_config given[CGT_N_LEVELS] = { { 0, 0, 0 } };
-	while ((c = getopt_long(argc, argv, "qh", longopts, &option_index)) != -1) {
+	while ((c = getopt_long(argc, argv, "qvh", longopts, &option_index)) != -1) {
 		int *flag = NULL;
 		struct patterns *list = NULL;
 		switch (c) {
@@ -367,6 +376,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 		case OPT_SIMULATE_WB: flag = &o.model.write_back; cache_sim = 1; break;
 		case OPT_SIMULATE_HWPREF: flag = &hwpref; cache_sim = 1; break;
 		case OPT_CACHEUSE: flag = &o.model.cache_use; cache_sim = 1; break;
+		case OPT_CACHEUSE_INCLUSIVE: flag = &o.cache_use_inclusive; break;
 		case OPT_LEVEL_MODEL:
 			if ((status = parse_level_model(usage_callgrind, longopts[option_index].name, optarg,
 							&o.model)) != 0)
@@ -423,6 +433,9 @@ int cmd_simulate_callgrind(int argc, char **argv)
 			break;
 		case 'q':
 			ds.quiet = 1;
+			break;
+		case 'v':
+			verbose = 1;
 			break;
 		case 'h':
 			fputs(usage_callgrind, stdout);
@@ -520,6 +533,9 @@ int cmd_simulate_callgrind(int argc, char **argv)
 			status = 2;
 			goto out;
 		}
+		if (o.model.cache_use && o.cache_use_inclusive)
+			ds.wo.attribution = "Attribution: AcCost1 SpLoss1 AcCost2 SpLoss2 to the instruction "
+					    "that loaded the line and to the calls active then (inclusive)";
 		const char *no_model = cgt_cache_model_check(&o.model, &o.caches);
 		if (no_model != NULL) {
 			fprintf(stderr, "cgtrace: %s\n", no_model);
@@ -550,10 +566,16 @@ int cmd_simulate_callgrind(int argc, char **argv)
 	o.dump = on_dump;
 	o.dump_arg = &ds;
 	signal(SIGPIPE, SIG_IGN);
+	o.stats = &stats;
 	if (cgt_callgraph_run(&o, d, &e) < 0) {
 		report_error(&e);
 		goto out;
 	}
+	if (verbose && o.model.cache_use && o.cache_use_inclusive)
+		fprintf(stderr,
+			"cgtrace: cache use, inclusive: %llu activations given a node in the back-dating "
+			"tree, at most %llu alive at once\n",
+			(unsigned long long)stats.use_nodes, (unsigned long long)stats.use_nodes_peak);
 	status = 0;
 	if (cgt_decoder_warn_incomplete(d, 1, stderr)) {
 		fprintf(stderr, "cgtrace: warning: simulated only what the trace holds\n");

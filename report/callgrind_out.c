@@ -285,6 +285,8 @@ static void put_header(struct writer *w, const struct cgt_trace_header *h, int f
 			static const char *const names[] = { "I1", "D1", "LL" };
 			fprintf(f, "desc: %s cache: %s\n", names[l], w->o->cache_desc[l] ? w->o->cache_desc[l] : "");
 		}
+		if (w->o->attribution != NULL)
+			fprintf(f, "desc: %s\n", w->o->attribution);
 	}
 	fprintf(f, "\ndesc: Timerange: Basic block %llu - %llu\n", (unsigned long long)p->blocks_from,
 		(unsigned long long)p->blocks_to);

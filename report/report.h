@@ -156,6 +156,7 @@ struct cgt_callgrind_out_options {
 	int dump_instr, dump_line;	/* positions: instr and/or line */
 	int compress_strings, compress_pos;
 	const char *cache_desc[3];	/* I1, D1, LL: "32768 B, 64 B, 8-way associative"; NULL: "" */
+	const char *attribution;	/* a desc: line after them, how costs were attributed; NULL: none */
 };
 
 /* What a callgrind.out file has written so far: its compressed names,

@@ -37,7 +37,7 @@ static void set_instrument_state(struct replay *r, int on, struct cgt_error *e)
 	cgt_map_free(&r->bb_index);
 	/* (the producer starts the caches cold again) */
 	if (r->cache_use)
-		use_sink_clear(&r->use);
+		use_sink_clear(&r->use, r->u64s.v);
 }
 
 int no_thread(uint32_t tid, struct cgt_error *e)
@@ -150,11 +150,13 @@ void cgt_callgraph_defaults(struct cgt_callgraph_options *o)
 	o->collect_atstart = 1;
 	o->instr_atstart = 1;
 	o->threads = 1;
+	o->cache_use_inclusive = 1;
 }
 
 void replay_free(struct replay *r)
 {
 	use_sink_free(&r->use);
+	backdate_free(&r->backdate);
 	for (size_t i = 0; i < r->owned.n; i++)
 		free(AT(r->owned, char *, i));
 	free(r->owned.v);
@@ -317,7 +319,9 @@ int replay_init(struct replay *r, const struct cgt_callgraph_options *o)
 			[USE_ACCOST2] = cgt_event_set_find(&r->events, CGT_ACCESS_USE_COST, CGT_LEVEL_LL),
 			[USE_SPLOSS2] = cgt_event_set_find(&r->events, CGT_ACCESS_USE_LOSS, CGT_LEVEL_LL),
 		};
-		if (use_sink_init(&r->use, &o->caches, use_columns) < 0)
+		backdate_init(&r->backdate, use_columns);
+		if (use_sink_init(&r->use, &o->caches, use_columns,
+				  o->cache_use_inclusive ? &r->backdate : NULL) < 0)
 			return -1;
 	}
 	/* offset 0 of the pools means "none" */
@@ -352,6 +356,8 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 		if (r.threads[tid] != NULL)
 			unwind_thread(&r, r.threads[tid], e);
 	rc = dump_profile(&r, NULL, e);
+	if (o->stats != NULL)
+		*o->stats = (struct cgt_callgraph_stats){ r.backdate.made, r.backdate.peak };
 out:
 	callgraph_producer_close(&p);
 	replay_free(&r);

@@ -80,6 +80,7 @@ void push_call_stack(struct replay *r, struct thread *t, uint32_t from, uint32_t
 	c->sp = sp;
 	c->ret_addr = j->kind == JK_CALL ? fb->insns[j->instr].addr + fb->insns[j->instr].len : 0;
 	c->nonskipped = s->nonskipped;
+	c->node = NO_NODE;
 	t->sp++;
 	entry(t, t->sp)->cxt = NONE;
 	if (!skip) {
@@ -125,6 +126,10 @@ void pop_call_stack(struct replay *r, struct thread *t, struct cgt_error *e)
 			function_left(r, t, to_fn, e);
 	}
 	entry(t, t->sp - 1)->cxt = NONE;
+	if (c->node != NO_NODE) {
+		backdate_returned(&r->backdate, c->node, r->u64s.v);
+		c->node = NO_NODE;
+	}
 	t->sp--;
 }
 

@@ -259,10 +259,20 @@ int dump_profile(struct replay *r, const char *trigger, struct cgt_error *e)
 	r->dumps++;
 
 	/* BBCCs that ran, were returned into, or are calling now; the calls
-	   open now get their cost so far */
+	   open now get their cost so far.  With inclusive cache use, the calls
+	   that the charges made since reached (each charge passed on to every
+	   call active at its line's load, whether they have returned or not:
+	   so a dump's calls hold what its instructions do). */
+	if (r->use.backdate != NULL)
+		backdate_settle(&r->backdate, r->u64s.v);
 	for (size_t i = 0; i < r->bbccs.n; i++)
 		if ((BBCC(r, i).ecounter_sum > 0 || BBCC(r, i).ret_counter > 0) && listed(r, &db, (uint32_t)i) < 0)
 			goto out;
+	/* the callers of the calls that back-dated charges reached */
+	for (size_t i = 0; i < r->backdate.n_arcs; i++)
+		if (listed(r, &db, ARC(r, r->backdate.arcs[i]).from) < 0)
+			goto out;
+	r->backdate.n_arcs = 0;
 	for (uint32_t tid = 0; tid < r->n_threads; tid++) {
 		struct thread *t = r->threads[tid];
 		if (t == NULL)
@@ -329,6 +339,13 @@ int dump_profile(struct replay *r, const char *trigger, struct cgt_error *e)
 		add_diff(p.summary, t->lastdump_cost, AT(t->states, struct exec_state, 0).cost,
 			 r->n_ev);
 	}
+	/* with inclusive attribution, the use charges are the calls' cost too:
+	   the summary holds them (none of the threads' counters does) */
+	if (r->use.backdate != NULL) {
+		for (int c = 0; c < USE_COLUMNS; c++)
+			p.summary[r->use.column[c]] += r->use.charged[c];
+		memset(r->use.charged, 0, sizeof(r->use.charged));
+	}
 	p.part = r->dumps;
 	p.final = trigger == NULL;
 	p.trigger = trigger;
@@ -381,4 +398,5 @@ void zero_all_cost(struct replay *r, struct thread *t)
 		c->ecounter_sum = c->ret_counter = 0;
 	}
 	memcpy(t->lastdump_cost, s->cost, sizeof(t->lastdump_cost));
+	memset(r->use.charged, 0, sizeof(r->use.charged));
 }

@@ -398,10 +398,33 @@ static void charge_exec(struct replay *r, struct thread *t, uint32_t c, const st
 	}
 }
 
+/* The node of the activation running on t (NO_NODE at its first frame,
+   or a signal handler's: a root of its own, as in the paper), made now
+   with its callers' if they have none. */
+static uint32_t activation_node(struct replay *r, struct thread *t)
+{
+	const uint32_t bottom = state(t)->call_stack_bottom;
+	uint32_t i = t->sp;
+	while (i > bottom && entry(t, i - 1)->node == NO_NODE)
+		i--;
+	uint32_t node = i > bottom ? entry(t, i - 1)->node : NO_NODE;
+	for (; i < t->sp; i++) {
+		struct call_entry *c = entry(t, i);
+		node = c->node = c->arc == NONE ? backdate_node(&r->backdate, node, NO_ARC, 0)
+						: backdate_node(&r->backdate, node, c->arc, ARC(r, c->arc).cost);
+		if (node == NO_NODE) {
+			r->failed = 1;
+			return NO_NODE;
+		}
+	}
+	return node;
+}
+
 /* A line an L1 filled in this execution (Callgrind's cache use): loaded by
    the reference's instruction in its BBCC, or in a skipped function by the
-   caller it is skipped for (Callgrind's use_base), whether collecting or
-   not; the line it evicted charged if collecting. */
+   caller it is skipped for (Callgrind's use_base), in the activation
+   running (inclusive attribution), whether collecting or not; the line it
+   evicted charged if collecting. */
 static void use_fill(struct replay *r, struct thread *t, const struct bb *bb,
 		     const struct cgt_block *blk, const struct use_fill *fill)
 {
@@ -411,7 +434,8 @@ static void use_fill(struct replay *r, struct thread *t, const struct bb *bb,
 		loader = BBCC(r, s->nonskipped).skipped;
 	else if (BBCC(r, s->bbcc).cost != 0 && insn < bb->n_insns)
 		loader = BBCC(r, s->bbcc).cost + insn * r->n_ev;
-	use_sink_fill(&r->use, fill, loader, s->collect, r->u64s.v);
+	uint32_t node = r->use.backdate != NULL ? activation_node(r, t) : NO_NODE;
+	use_sink_fill(&r->use, fill, loader, node, s->collect, r->u64s.v);
 }
 
 /* ---- A chunk ------------------------------------------------------------------- */

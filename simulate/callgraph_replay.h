@@ -34,6 +34,7 @@
 
 #include <stdint.h>
 
+#include "callgraph_backdate.h"
 #include "callgraph_producer.h"
 #include "sim.h"
 
@@ -122,6 +123,7 @@ struct call_entry {
 	uint32_t nonskipped;
 	/* what push_cxt saved here: the context before, the function stack's depth */
 	uint32_t cxt, fn_sp;
+	uint32_t node;		/* the activation's in the back-dating tree, or NO_NODE */
 };
 
 struct thread {
@@ -169,6 +171,9 @@ struct replay {
 	   producer's levels evict it (callgraph_use.h) */
 	int cache_use;
 	struct use_sink use;
+	/* and with inclusive attribution, the calls active at each line's
+	   load (callgraph_backdate.h) */
+	struct backdate backdate;
 	uint32_t exit_fn;	/* the first function named _exit (the freeres hack) */
 	uint64_t bb_executions, bbs_done;
 	unsigned dumps;

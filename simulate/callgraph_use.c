@@ -4,30 +4,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "callgraph_backdate.h"
 #include "callgraph_use.h"
 
 int use_sink_init(struct use_sink *s, const struct cgt_hierarchy *caches,
-		  const int column[USE_COLUMNS])
+		  const int column[USE_COLUMNS], struct backdate *backdate)
 {
 	memset(s, 0, sizeof(*s));
 	memcpy(s->column, column, sizeof(s->column));
+	s->backdate = backdate;
 	for (int k = 0; k < 2; k++) {
 		const struct cgt_cache_config *cc = &caches->level[CGT_LEVEL_I1 + k];
 		s->slots[k] = (uint32_t)(cc->size / cc->line);
 		s->line[k] = (uint32_t)cc->line;
-		s->loader[k] = malloc(s->slots[k] * sizeof(*s->loader[k]));
+		s->loader[k] = calloc(s->slots[k], sizeof(*s->loader[k]));
+		s->node[k] = calloc(s->slots[k], sizeof(*s->node[k]));
 		s->ll_of[k] = malloc(s->slots[k] * sizeof(*s->ll_of[k]));
 	}
 	const struct cgt_cache_config *ll = &caches->level[CGT_LEVEL_LL];
 	s->ll_slots = (uint32_t)(ll->size / ll->line);
 	s->ll_line = (uint32_t)ll->line;
-	s->ll = malloc(s->ll_slots * sizeof(*s->ll));
-	if (s->loader[0] == NULL || s->loader[1] == NULL || s->ll_of[0] == NULL ||
-	    s->ll_of[1] == NULL || s->ll == NULL) {
+	s->ll = calloc(s->ll_slots, sizeof(*s->ll));
+	if (s->loader[0] == NULL || s->loader[1] == NULL || s->node[0] == NULL ||
+	    s->node[1] == NULL || s->ll_of[0] == NULL || s->ll_of[1] == NULL || s->ll == NULL) {
 		use_sink_free(s);
 		return -1;
 	}
-	use_sink_clear(s);
+	for (int k = 0; k < 2; k++)
+		for (uint32_t i = 0; i < s->slots[k]; i++)
+			s->ll_of[k][i] = NO_USE_LL;
 	return 0;
 }
 
@@ -35,30 +40,57 @@ void use_sink_free(struct use_sink *s)
 {
 	for (int k = 0; k < 2; k++) {
 		free(s->loader[k]);
+		free(s->node[k]);
 		free(s->ll_of[k]);
 	}
 	free(s->ll);
 	memset(s, 0, sizeof(*s));
 }
 
-void use_sink_clear(struct use_sink *s)
+/* A line's activation node, replaced by node (a fill's: taken before the
+   old one is let go, which may be the same). */
+static void swap_node(struct use_sink *s, uint32_t *held, uint32_t node, uint64_t *costs)
 {
-	for (int k = 0; k < 2; k++) {
-		memset(s->loader[k], 0, s->slots[k] * sizeof(*s->loader[k]));
-		for (uint32_t i = 0; i < s->slots[k]; i++)
-			s->ll_of[k][i] = NO_USE_LL;
-	}
-	memset(s->ll, 0, s->ll_slots * sizeof(*s->ll));
+	if (s->backdate == NULL)
+		return;
+	uint32_t old = *held;
+	backdate_hold(s->backdate, node);
+	*held = node;
+	backdate_let_go(s->backdate, old, costs);
 }
 
-/* A line's charge at its eviction (Callgrind's UPDATE_USE): 1 if made. */
-static int charge(uint64_t *costs, uint32_t loader, uint32_t count, uint32_t mask, uint32_t line,
-		  int collect, int accost, int sploss)
+void use_sink_clear(struct use_sink *s, uint64_t *costs)
+{
+	for (int k = 0; k < 2; k++) {
+		for (uint32_t i = 0; i < s->slots[k]; i++) {
+			swap_node(s, &s->node[k][i], NO_NODE, costs);
+			s->loader[k][i] = 0;
+			s->ll_of[k][i] = NO_USE_LL;
+		}
+	}
+	for (uint32_t i = 0; i < s->ll_slots; i++) {
+		swap_node(s, &s->ll[i].node, NO_NODE, costs);
+		s->ll[i] = (struct use_ll_line){ 0, NO_NODE, 0, 0 };
+	}
+}
+
+/* A line's charge at its eviction (Callgrind's UPDATE_USE), to its loader
+   and its activation: 1 if made. */
+static int charge(struct use_sink *s, uint64_t *costs, uint32_t loader, uint32_t node,
+		  uint32_t count, uint32_t mask, uint32_t line, int collect, int accost, int sploss)
 {
 	if (count == 0 || !collect || loader == 0)
 		return 0;
-	costs[loader + (uint32_t)accost] += 1000 / count;
-	costs[loader + (uint32_t)sploss] += ((32u - (uint32_t)__builtin_popcount(mask)) * line) >> 5;
+	const uint64_t cost = 1000 / count,
+		       loss = ((32u - (uint32_t)__builtin_popcount(mask)) * line) >> 5;
+	costs[loader + (uint32_t)s->column[accost]] += cost;
+	costs[loader + (uint32_t)s->column[sploss]] += loss;
+	s->charged[accost] += cost;
+	s->charged[sploss] += loss;
+	if (s->backdate != NULL) {
+		backdate_charge(s->backdate, node, accost, cost);
+		backdate_charge(s->backdate, node, sploss, loss);
+	}
 	return 1;
 }
 
@@ -67,8 +99,8 @@ static int charge(uint64_t *costs, uint32_t loader, uint32_t count, uint32_t mas
 static void l1_evicted(struct use_sink *s, int k, uint32_t slot, uint32_t count, uint32_t mask,
 		       int collect, uint64_t *costs)
 {
-	if (!charge(costs, s->loader[k][slot], count, mask, s->line[k], collect,
-		    s->column[USE_ACCOST1], s->column[USE_SPLOSS1]))
+	if (!charge(s, costs, s->loader[k][slot], s->node[k][slot], count, mask, s->line[k], collect,
+		    USE_ACCOST1, USE_SPLOSS1))
 		return;
 	uint32_t in = s->ll_of[k][slot];
 	if (in != NO_USE_LL) {
@@ -77,38 +109,41 @@ static void l1_evicted(struct use_sink *s, int k, uint32_t slot, uint32_t count,
 	}
 }
 
-void use_sink_fill(struct use_sink *s, const struct use_fill *f, uint32_t loader, int collect,
-		   uint64_t *costs)
+void use_sink_fill(struct use_sink *s, const struct use_fill *f, uint32_t loader, uint32_t node,
+		   int collect, uint64_t *costs)
 {
 	const int k = f->l1;
 	l1_evicted(s, k, f->slot, f->count, f->mask, collect, costs);
 	s->loader[k][f->slot] = loader;
+	swap_node(s, &s->node[k][f->slot], node, costs);
 	if (f->ll_slot == NO_USE_LL)
 		return;
 	s->ll_of[k][f->slot] = f->ll_slot;
 	if (f->ll_filled) {
 		struct use_ll_line *l = &s->ll[f->ll_slot];
-		charge(costs, l->loader, l->count, l->mask, s->ll_line, collect, s->column[USE_ACCOST2],
-		       s->column[USE_SPLOSS2]);
-		*l = (struct use_ll_line){ loader, 0, 0 };
+		charge(s, costs, l->loader, l->node, l->count, l->mask, s->ll_line, collect, USE_ACCOST2,
+		       USE_SPLOSS2);
+		swap_node(s, &l->node, node, costs);
+		l->loader = loader;
+		l->count = l->mask = 0;
 	}
 }
 
 void use_sink_finish(struct use_sink *s, const struct level_use *const l1_use[2], int collect,
 		     uint64_t *costs)
 {
-	if (!collect)
-		return;
-	for (int k = 0; k < 2; k++)
-		for (uint32_t i = 0; i < s->slots[k]; i++)
-			if (s->loader[k][i] != 0) {
-				l1_evicted(s, k, i, l1_use[k][i].count, l1_use[k][i].mask, collect, costs);
-				s->loader[k][i] = 0;
-			}
-	for (uint32_t i = 0; i < s->ll_slots; i++) {
-		struct use_ll_line *l = &s->ll[i];
-		charge(costs, l->loader, l->count, l->mask, s->ll_line, collect, s->column[USE_ACCOST2],
-		       s->column[USE_SPLOSS2]);
-		*l = (struct use_ll_line){ 0, 0, 0 };
+	if (collect) {
+		for (int k = 0; k < 2; k++)
+			for (uint32_t i = 0; i < s->slots[k]; i++)
+				if (s->loader[k][i] != 0)
+					l1_evicted(s, k, i, l1_use[k][i].count, l1_use[k][i].mask, collect,
+						   costs);
+		for (uint32_t i = 0; i < s->ll_slots; i++) {
+			struct use_ll_line *l = &s->ll[i];
+			charge(s, costs, l->loader, l->node, l->count, l->mask, s->ll_line, collect,
+			       USE_ACCOST2, USE_SPLOSS2);
+		}
 	}
+	/* every line gone: the activations it held let go */
+	use_sink_clear(s, costs);
 }

@@ -15,9 +15,12 @@
  *
  * Charges, at an eviction while collecting, of a line with a loader and a
  * use: AcCost += 1000 / uses, SpLoss += the bytes it never touched
- * ((32 - bits of its mask) x line / 32).  They go to the loader's row
- * only, never to a thread's counter: so no call's inclusive cost holds
- * them, as in Callgrind 3.19.
+ * ((32 - bits of its mask) x line / 32).  They go to the loader's row,
+ * never to a thread's counter: so, as in Callgrind 3.19, no call's
+ * inclusive cost holds them -- unless the sink is given a back-dating tree
+ * (callgraph_backdate.h): then each line also holds the node of the
+ * activation that loaded it, and its charges reach the calls that were
+ * active then.
  *
  * Internal to simulate/.
  */
@@ -47,31 +50,40 @@ struct use_fill {
 /* The cost columns charged. */
 enum { USE_ACCOST1, USE_SPLOSS1, USE_ACCOST2, USE_SPLOSS2, USE_COLUMNS };
 
+struct backdate;
+
 struct use_sink {
 	/* I1's and D1's slots: the loader's cost row (an index in the costs
-	   handed in; 0: none), the LL slot of its line (NO_USE_LL: none) */
-	uint32_t *loader[2], *ll_of[2];
+	   handed in; 0: none), its activation's node (with a back-dating
+	   tree), the LL slot of its line (NO_USE_LL: none) */
+	uint32_t *loader[2], *node[2], *ll_of[2];
 	struct use_ll_line {
-		uint32_t loader, count, mask;
+		uint32_t loader, node, count, mask;
 	} *ll;
 	uint32_t slots[2], ll_slots;
 	uint32_t line[2], ll_line;
 	int column[USE_COLUMNS];
+	struct backdate *backdate;	/* NULL: self costs only */
+	/* charged since the caller last zeroed it (a dump's summary, with a
+	   back-dating tree) */
+	uint64_t charged[USE_COLUMNS];
 };
 
-/* For caches' I1, D1 and LL, charging the columns column[]: 0, or -1 if
-   out of memory. */
+/* For caches' I1, D1 and LL, charging the columns column[], and with
+   backdate (or NULL) the calls active at each line's load: 0, or -1 if out
+   of memory. */
 int use_sink_init(struct use_sink *s, const struct cgt_hierarchy *caches,
-		  const int column[USE_COLUMNS]);
+		  const int column[USE_COLUMNS], struct backdate *backdate);
 void use_sink_free(struct use_sink *s);
 
 /* Every line dropped uncharged (CALLGRIND_START/STOP_INSTRUMENTATION). */
-void use_sink_clear(struct use_sink *s);
+void use_sink_clear(struct use_sink *s, uint64_t *costs);
 
 /* A fill, by the instruction whose cost row is at costs[loader] (0:
-   none), while the thread collects or not. */
-void use_sink_fill(struct use_sink *s, const struct use_fill *f, uint32_t loader, int collect,
-		   uint64_t *costs);
+   none) in the activation node (NO_NODE without a tree), while the thread
+   collects or not. */
+void use_sink_fill(struct use_sink *s, const struct use_fill *f, uint32_t loader, uint32_t node,
+		   int collect, uint64_t *costs);
 
 /* The end of the run: every line resident evicted, I1's, then D1's (each
    L1 slot's use in l1_use[0], [1]), then LL's. */

@@ -418,6 +418,10 @@ struct cgt_callgraph_options {
 	int cache_sim, branch_sim;	/* 0, 0 */
 	struct cgt_hierarchy caches;	/* I1, D1, LL (no L2), with cache_sim */
 	struct cgt_cache_model model;	/* Cachegrind's, with cache_sim */
+	/* With model.cache_use: its charges also to the inclusive cost of the
+	   calls active when each line was loaded, and to the summary (the
+	   back-dating tree); 0: self costs only, as Callgrind 3.19 */
+	int cache_use_inclusive;	/* 1 */
 	int separate_recs;	/* 2 */
 	int separate_callers;	/* 0 */
 	int skip_plt;		/* 1 */
@@ -439,6 +443,12 @@ struct cgt_callgraph_options {
 	   Returns 0, or a negative status with e set (the run stops). */
 	int (*dump)(void *arg, const struct cgt_cg_profile *p, struct cgt_error *e);
 	void *dump_arg;
+	/* If not NULL, what the run took, filled when it ends */
+	struct cgt_callgraph_stats {
+		/* inclusive cache use's back-dating tree: activations given a
+		   node, and the most alive at once */
+		uint64_t use_nodes, use_nodes_peak;
+	} *stats;
 };
 
 void cgt_callgraph_defaults(struct cgt_callgraph_options *o);

@@ -2,7 +2,8 @@
 # real Callgrind runs of every test program (simulate_callgrind.sh,
 # simulate_callgrind_models.sh), after lib.sh, with configs (Callgrind's
 # options of each configuration), config_names and, if the caller adds
-# checks of its own after these, extra_checks set.  It plans, records each
+# checks of its own after these, extra_checks set; cgtrace_opts, if set,
+# are cgtrace's alone, given after each configuration's.  It plans, records each
 # program once and compares every file of every configuration; see
 # simulate_callgrind.sh for what is compared and why.
 compare=$ROOT/tests/tools/callgrind_compare.py
@@ -116,7 +117,7 @@ for c in "${cases[@]}"; do
 		# No replay may hang the test: five minutes each.
 		status=""
 		for t in $traces; do
-			timeout -k 5 300 "$CGTRACE" simulate -q --tool=callgrind ${configs[$i]} \
+			timeout -k 5 300 "$CGTRACE" simulate -q --tool=callgrind ${configs[$i]} ${cgtrace_opts:-} \
 				--callgrind-out-file="$act.%p" "$t" >/dev/null 2>"$act.err"
 			rc=$?
 			status="$status$rc "

@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "callgraph_backdate.h"
 #include "callgraph_use.h"
 #include "check.h"
 
@@ -19,7 +20,7 @@ static struct use_sink sink(void)
 	h.level[CGT_LEVEL_LL] = (struct cgt_cache_config){ 256, 2, 64 };
 	static const int columns[USE_COLUMNS] = { 0, 1, 2, 3 };
 	struct use_sink s;
-	CHECK(use_sink_init(&s, &h, columns) == 0);
+	CHECK(use_sink_init(&s, &h, columns, NULL) == 0);
 	return s;
 }
 
@@ -37,18 +38,18 @@ static void charges_at_eviction(void)
 	struct use_fill f;
 
 	f = fill(1, 1, 0, 0, 2, 1);	/* a cold way: nothing to charge */
-	use_sink_fill(&s, &f, 8, 1, costs);
+	use_sink_fill(&s, &f, 8, NO_NODE, 1, costs);
 	f = fill(1, 1, 4, 0xffff0000, 3, 1);	/* evicts 8's line: 4 uses, 16 of 32 parts */
-	use_sink_fill(&s, &f, 12, 1, costs);
+	use_sink_fill(&s, &f, 12, NO_NODE, 1, costs);
 	CHECK_EQ(costs[8], 250);	/* AcCost1: 1000 / 4 */
 	CHECK_EQ(costs[9], 32);		/* SpLoss1: 16 x 64 / 32 unused bytes */
 	CHECK_EQ(costs[10], 0);
 	f = fill(0, 0, 0, 0, 2, 1);	/* an I1 line whose LL fill evicts 8's LL line */
-	use_sink_fill(&s, &f, 4, 1, costs);
+	use_sink_fill(&s, &f, 4, NO_NODE, 1, costs);
 	CHECK_EQ(costs[10], 250);	/* AcCost2: the 4 uses pushed up */
 	CHECK_EQ(costs[11], 32);
 	f = fill(1, 1, 2, 0x1, NO_USE_LL, 0);	/* not collecting: 12's line goes uncharged */
-	use_sink_fill(&s, &f, 4, 0, costs);
+	use_sink_fill(&s, &f, 4, NO_NODE, 0, costs);
 	CHECK_EQ(costs[12] + costs[13], 0);
 
 	/* The end: I1's slot 0 (3 uses, 8 parts), D1's slot 1 (5 uses, all
@@ -72,15 +73,15 @@ static void nothing_charged(void)
 	struct use_sink s = sink();
 	uint64_t costs[16] = { 0 };
 	struct use_fill f = fill(1, 0, 0, 0, 1, 1);
-	use_sink_fill(&s, &f, 8, 1, costs);
+	use_sink_fill(&s, &f, 8, NO_NODE, 1, costs);
 	const struct level_use used[2] = { { 2, 0x1 }, { 0, 0 } };
 	const struct level_use *const l1[2] = { used, used };
 	use_sink_finish(&s, l1, 0, costs);
 	for (int k = 0; k < 16; k++)
 		CHECK_EQ(costs[k], 0);
-	use_sink_clear(&s);
+	use_sink_clear(&s, costs);
 	f = fill(1, 0, 7, 0x1, 1, 1);
-	use_sink_fill(&s, &f, 12, 1, costs);
+	use_sink_fill(&s, &f, 12, NO_NODE, 1, costs);
 	use_sink_finish(&s, l1, 1, costs);
 	CHECK_EQ(costs[8] + costs[9] + costs[10] + costs[11], 0);
 	CHECK_EQ(costs[12], 500);	/* its own line, at the end */
