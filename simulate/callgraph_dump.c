@@ -287,7 +287,8 @@ int dump_profile(struct replay *r, const char *trigger, struct cgt_error *e)
 		}
 	}
 	sorting = r;
-	qsort(db.list.v, db.list.n, sizeof(uint32_t), compare_centres);
+	if (db.list.n > 0)	/* an empty list's array is NULL, which qsort must not get */
+		qsort(db.list.v, db.list.n, sizeof(uint32_t), compare_centres);
 	for (size_t i = 0; i < db.list.n; i++) {
 		BBCC(r, AT(db.list, uint32_t, i)).listed = 0;
 		if (centre_out(r, &db, AT(db.list, uint32_t, i)) < 0)
