@@ -337,9 +337,9 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 	struct producer p;
 	int rc;
 	e->status = 0;
-	/* The producer's state first, then the replay's, the order measured:
-	   where the replay's allocations land among the producer's changes
-	   the replay's speed when the two run on two threads. */
+	/* The producer's state first, then the replay's: the order the
+	   replay's speed on two threads was measured with (where the two
+	   sides' allocations fall next to each other may matter). */
 	if ((rc = callgraph_producer_open(&p, o, d, e)) < 0)
 		goto out;
 	if (replay_init(&r, o) < 0) {
