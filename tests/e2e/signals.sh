@@ -157,14 +157,21 @@ n_run=0
 signalled() {
 	local sig=$1 c=$2 what=$3 glob=$4 before=${5:-}
 	n_run=$((n_run + 1))
-	fresh "$sig.$c.$n_run"
-	[ -n "$before" ] && cp "before/$before" "$out/$before"
-	args_for "$c"
-	glob=${glob/#TMP/$tmp}
-	glob=${glob/#OUT/$out}
-	TMPDIR=$tmp python3 "$SIGNAL_AT" "$sig" "$glob" "seen.$n_run" -- \
-		"$CGTRACE" "${args[@]}" >"$out/stdout" 2>"err.$n_run"
-	rc=$?
+	# A run may end before the watcher sees the temporary (a loaded
+	# machine; a dump's is there for a moment): that attempt sent nothing,
+	# and the run starts again in a fresh directory, three times at most.
+	local attempt pattern=$glob
+	for attempt in 1 2 3; do
+		fresh "$sig.$c.$n_run.$attempt"
+		[ -n "$before" ] && cp "before/$before" "$out/$before"
+		args_for "$c"
+		glob=${pattern/#TMP/$tmp}
+		glob=${glob/#OUT/$out}
+		TMPDIR=$tmp python3 "$SIGNAL_AT" "$sig" "$glob" "seen.$n_run" -- \
+			"$CGTRACE" "${args[@]}" >"$out/stdout" 2>"err.$n_run"
+		rc=$?
+		[ -s "seen.$n_run" ] && break
+	done
 	local status=$((128 + $(kill -l "$sig"))) files expected left f
 	files=$(echo $(ls -A "$out" | grep -v -x stdout))
 	if [ "$c" = sweep ] || [ "$c" = callgrind ]; then
