@@ -36,7 +36,6 @@ for t in sort matrix; do
 		-o "$work/$t.wb" "$work/$t.zst"
 done
 test -s "$dir/callgraph.gcda"
-test -s "$dir/callgraph_exec.gcda"
 test -s "$dir/sim.gcda"
 test -s "$dir/hier.gcda"
 test -s "$dir/level_lru.gcda"

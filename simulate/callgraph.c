@@ -9,12 +9,51 @@
  * and mispredictions, and the module map, to the replay, which applies
  * Callgrind's rules (callgraph_replay.h: the rules, and which file holds
  * which of them).
+ *
+ * The replay's files are one translation unit: this file includes its
+ * parts, the .c files of simulate/callgraph/, which are never compiled
+ * alone.  The build has no LTO, and gcc optimizes the replay's loop well
+ * only with the functions it calls in the same unit and static (inlined
+ * where called once): compiled as separate objects, the same code
+ * replayed more slowly on two threads.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "callgraph_replay.h"
+
+/* What the parts share beyond callgraph_replay.h. */
+
+/* A BBCC of bb in context cxt at recursion level rec (from 0), with room
+   for its costs; NONE (r->failed) if out of memory. */
+static uint32_t new_bbcc(struct replay *r, uint32_t bb, uint32_t cxt, uint32_t rec);
+/* The arc from BBCC from's exit jmp to BBCC to, made (a call) if new;
+   NONE (r->failed) if out of memory. */
+static uint32_t get_jcc(struct replay *r, uint32_t from, uint32_t jmp, uint32_t to);
+/* A signal handler starts (signo), or returns, on thread t. */
+static void pre_signal(struct replay *r, struct thread *t, uint32_t signo);
+static void post_signal(struct replay *r, struct thread *t, struct cgt_error *e);
+/* Frames, handlers and context gone, as at an instrumentation switch and
+   at the end (main.c unwind_thread). */
+static void unwind_thread(struct replay *r, struct thread *t, struct cgt_error *e);
+/* A return past the first frame (bbcc.c handleUnderflow), to bb. */
+static void handle_underflow(struct replay *r, struct thread *t, uint32_t bb, struct cgt_error *e);
+/* Callgrind's ZERO_STATS and --zero-before (main.c zero_thread_cost). */
+static void zero_all_cost(struct replay *r, struct thread *t);
+/* A mark (a client request, a signal delivered or returned): 0, or a
+   negative status (e set). */
+static int on_mark(struct replay *r, const struct cgt_mark *m, struct cgt_error *e);
+/* get_thread's failure for tid: its error's negative status (e set). */
+static int no_thread(uint32_t tid, struct cgt_error *e);
+
+#include "callgraph/bb.c"
+#include "callgraph/context.c"
+#include "callgraph/bbcc.c"
+#include "callgraph/callstack.c"
+#include "callgraph/exec.c"
+#include "callgraph/dump.c"
 
 /* ---- Client requests (main.c CLG_(handle_client_request)) ---------------------- */
 
@@ -40,7 +79,7 @@ static void set_instrument_state(struct replay *r, int on, struct cgt_error *e)
 		use_sink_clear(&r->use, r->u64s.v);
 }
 
-int no_thread(uint32_t tid, struct cgt_error *e)
+static int no_thread(uint32_t tid, struct cgt_error *e)
 {
 	if (tid >= MAX_TID)
 		return cgt_fail(e, cgt_err_corrupt,
@@ -48,7 +87,7 @@ int no_thread(uint32_t tid, struct cgt_error *e)
 	return cgt_fail(e, cgt_err_nomem, "out of memory");
 }
 
-int on_mark(struct replay *r, const struct cgt_mark *m, struct cgt_error *e)
+static int on_mark(struct replay *r, const struct cgt_mark *m, struct cgt_error *e)
 {
 	struct thread *t = get_thread(r, m->tid);
 	if (t == NULL)

@@ -15,7 +15,7 @@
  * Live nodes are at most the lines resident plus the frames on the stacks.
  *
  * Nodes are created only for activations that load lines, with their
- * callers' (callgraph_exec.c asks when a line is loaded).  Internal to
+ * callers' (callgraph/exec.c asks when a line is loaded).  Internal to
  * simulate/; independent of the replay's tables but for the arcs' cost
  * rows, which it is handed.
  */

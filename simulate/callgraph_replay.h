@@ -15,19 +15,23 @@
  * Callgrind's where the two would only differ in memory addresses (its
  * dump order compares pointers): we number nodes in the order first seen.
  *
- * Callgrind's nodes are tables addressed by index (struct replay), and
- * the replay's concerns are a file each:
- *   callgraph_bb.c         names (objects, files, functions), BBs and their
+ * Callgrind's nodes are tables addressed by index (struct replay).  The
+ * replay's concerns are a file each, compiled as one translation unit:
+ * callgraph.c includes its parts from simulate/callgraph/ (it says why):
+ *   callgraph/bb.c         names (objects, files, functions), BBs and their
  *                          functions
- *   callgraph_context.c    contexts: a function and its callers
- *   callgraph_bbcc.c       BBCCs (a BB in a context at a recursion level),
+ *   callgraph/context.c    contexts: a function and its callers
+ *   callgraph/bbcc.c       BBCCs (a BB in a context at a recursion level),
  *                          arcs
- *   callgraph_callstack.c  call stacks, signal handlers, threads
- *   callgraph_exec.c       each execution: its BBCC (setup_bbcc), its
+ *   callgraph/callstack.c  call stacks, signal handlers, threads
+ *   callgraph/exec.c       each execution: its BBCC (setup_bbcc), its
  *                          events; a chunk's replay (the hot loop)
- *   callgraph_dump.c       dumps (a struct cgt_cg_profile), zeroing
+ *   callgraph/dump.c       dumps (a struct cgt_cg_profile), zeroing
  *   callgraph.c            client requests, the producer's thread, the
  *                          replay's entry points
+ * The functions declared here are those the parts share with the unit
+ * tests (tests/unit/test_callgraph_*.c); those only the parts share are
+ * static, declared in callgraph.c.
  */
 #ifndef CGTRACE_CALLGRAPH_REPLAY_H
 #define CGTRACE_CALLGRAPH_REPLAY_H
@@ -198,7 +202,7 @@ static inline struct call_entry *entry(struct thread *t, uint32_t i)
 	return &AT(t->calls, struct call_entry, i);
 }
 
-/* active()'s way when fn is past t's activations (callgraph_callstack.c):
+/* active()'s way when fn is past t's activations (callgraph/callstack.c):
    them grown to hold it. */
 uint32_t *grow_active(struct replay *r, struct thread *t, uint32_t fn);
 
@@ -237,7 +241,7 @@ static inline int add_diff(uint64_t *restrict to, uint64_t *restrict before,
 	return any != 0;
 }
 
-/* ---- Names and BBs (callgraph_bb.c) ----------------------------------- */
+/* ---- Names and BBs (callgraph/bb.c) ----------------------------------- */
 
 /* The BB of a trace block, made on its first execution, as Callgrind
    makes it on its first translation. */
@@ -309,7 +313,7 @@ static inline int event_column(const struct replay *r, uint8_t kind)
 	}
 }
 
-/* ---- Contexts (callgraph_context.c) ----------------------------------- */
+/* ---- Contexts (callgraph/context.c) ----------------------------------- */
 
 /* The function of context cxt. */
 static inline uint32_t cxt_fn(struct replay *r, uint32_t cxt)
@@ -321,11 +325,8 @@ static inline uint32_t cxt_fn(struct replay *r, uint32_t cxt)
    before in the next frame's entry. */
 void push_cxt(struct replay *r, struct thread *t, uint32_t fn);
 
-/* ---- BBCCs and arcs (callgraph_bbcc.c) -------------------------------- */
+/* ---- BBCCs and arcs (callgraph/bbcc.c) -------------------------------- */
 
-/* A BBCC of bb in context cxt at recursion level rec (from 0), with room
-   for its costs; NONE (r->failed) if out of memory. */
-uint32_t new_bbcc(struct replay *r, uint32_t bb, uint32_t cxt, uint32_t rec);
 /* A rec 0 BBCC of bb in context cxt, with room for its recursion levels. */
 uint32_t new_rec0_bbcc(struct replay *r, uint32_t bb, uint32_t cxt, int recs);
 
@@ -342,11 +343,8 @@ static inline uint32_t lookup_bbcc(struct replay *r, uint32_t bb, uint32_t cxt)
 	return NONE;
 }
 
-/* The arc from BBCC from's exit jmp to BBCC to, made (a call) if new;
-   NONE (r->failed) if out of memory. */
-uint32_t get_jcc(struct replay *r, uint32_t from, uint32_t jmp, uint32_t to);
 
-/* ---- Call stacks, signal handlers, threads (callgraph_callstack.c) ----- */
+/* ---- Call stacks, signal handlers, threads (callgraph/callstack.c) ----- */
 
 /* A call from BBCC from's exit jmp to BBCC to, at stack pointer sp: a
    frame, and unless skip (a skipped function's frame) the arc's count and
@@ -382,37 +380,20 @@ static inline int unwind_call_stack(struct replay *r, struct thread *t, uint64_t
 /* Thread tid's state, made on first sight: NULL if tid is MAX_TID or
    above, or out of memory. */
 struct thread *get_thread(struct replay *r, uint32_t tid);
-/* A signal handler starts (signo), or returns, on thread t. */
-void pre_signal(struct replay *r, struct thread *t, uint32_t signo);
-void post_signal(struct replay *r, struct thread *t, struct cgt_error *e);
-/* Frames, handlers and context gone, as at an instrumentation switch and
-   at the end (main.c unwind_thread). */
-void unwind_thread(struct replay *r, struct thread *t, struct cgt_error *e);
-/* A return past the first frame (bbcc.c handleUnderflow), to bb. */
-void handle_underflow(struct replay *r, struct thread *t, uint32_t bb, struct cgt_error *e);
 
-/* ---- Dumps (callgraph_dump.c) ------------------------------------------ */
+/* ---- Dumps (callgraph/dump.c) ------------------------------------------ */
 
 /* Builds a dump and hands it to the options' dump callback (trigger: why,
    NULL at the end): 0, or a negative status (e set). */
 int dump_profile(struct replay *r, const char *trigger, struct cgt_error *e);
-/* Callgrind's ZERO_STATS and --zero-before (main.c zero_thread_cost). */
-void zero_all_cost(struct replay *r, struct thread *t);
 
-/* ---- Executions (callgraph_exec.c) ------------------------------------- */
+/* ---- Executions (callgraph/exec.c) ------------------------------------- */
 
 /* Replays a chunk, after the general model's LL, if any, has completed
    its charges: 1 to go on, 0 at the trace's end, negative on error (e set;
    the producer's copied). */
 int replay_chunk(struct replay *r, struct chunk *ch, struct producer *p, struct cgt_error *e);
 
-/* ---- Client requests and signals (callgraph.c) ------------------------- */
-
-/* A mark (a client request, a signal delivered or returned): 0, or a
-   negative status (e set). */
-int on_mark(struct replay *r, const struct cgt_mark *m, struct cgt_error *e);
-/* get_thread's failure for tid: its error's negative status (e set). */
-int no_thread(uint32_t tid, struct cgt_error *e);
 
 /* ---- The replay (callgraph.c) ------------------------------------------ */
 

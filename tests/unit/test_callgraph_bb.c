@@ -1,5 +1,5 @@
 /*
- * The call-graph replay's BBs (callgraph_bb.c): a trace block's BB is
+ * The call-graph replay's BBs (callgraph/bb.c): a trace block's BB is
  * made on its first execution; another translation of the same code is
  * the same BB, other code at the same address a BB of its own; code
  * without a name is a function named by its offset; a function's

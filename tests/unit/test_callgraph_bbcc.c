@@ -1,6 +1,6 @@
 /*
  * The call-graph replay's BBCCs by recursion level (setup_bbcc in
- * callgraph_exec.c, callgraph_bbcc.c): a BB executed in a function that
+ * callgraph/exec.c, callgraph/bbcc.c): a BB executed in a function that
  * is active n times is the BBCC of level n, up to --separate-recs, the
  * levels past it the last one's; calls go to the callee's level.  Traced
  * through executions handed over as the producer hands them: f calls

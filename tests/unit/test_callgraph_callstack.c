@@ -1,5 +1,5 @@
 /*
- * The call-graph replay's call stack (callgraph_callstack.c): each call
+ * The call-graph replay's call stack (callgraph/callstack.c): each call
  * pushes a frame with the stack pointer at the callee's entry, its return
  * address and the thread's cost then; unwinding to a stack pointer pops
  * the frames below it (and at it, as many as asked), and each popped

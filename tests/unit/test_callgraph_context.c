@@ -1,5 +1,5 @@
 /*
- * The call-graph replay's contexts (callgraph_context.c): a context is a
+ * The call-graph replay's contexts (callgraph/context.c): a context is a
  * function and up to --separate-callers of its callers, read from the
  * thread's function stack but not past a signal handler's marker; the
  * same functions give the same context, others a new one, numbered in

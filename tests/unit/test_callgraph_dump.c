@@ -1,5 +1,5 @@
 /*
- * The call-graph replay's dumps (callgraph_dump.c): the cost centres that
+ * The call-graph replay's dumps (callgraph/dump.c): the cost centres that
  * ran, in Callgrind's order -- by object, file and function as first
  * seen, then by offset, whatever order they ran in -- each instruction's
  * cost (without cache simulation, the executions that reached it), each

@@ -1,13 +1,8 @@
 /*
- * The call-graph replay's names and BBs (callgraph_replay.h): objects,
+ * The call-graph replay's names and BBs (a part of callgraph.c): objects,
  * files and functions interned by name, and the BB of each trace block
  * with its function's settings, made on the block's first execution.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "callgraph_replay.h"
 
 /* ---- Names ------------------------------------------------------------- */
 

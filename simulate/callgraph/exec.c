@@ -1,5 +1,5 @@
 /*
- * The call-graph replay's executions (callgraph_replay.h): a chunk
+ * The call-graph replay's executions (a part of callgraph.c): a chunk
  * replayed in stream order (replay_chunk), each execution's BBCC found as
  * Callgrind's setup_bbcc finds it (bbcc.c), from the exit the block
  * before took and the stack pointer, and its events charged as
@@ -13,9 +13,6 @@
  * every execution, and only here, where they are static and called once,
  * does gcc inline them into the loop (the build has no LTO).
  */
-#include <string.h>
-
-#include "callgraph_replay.h"
 
 /* ---- Each block's start (bbcc.c setup_bbcc) ------------------------------------ */
 

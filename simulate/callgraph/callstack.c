@@ -1,14 +1,10 @@
 /*
  * The call-graph replay's call stacks, signal handlers and threads
- * (callgraph_replay.h; Callgrind's callstack.c, threads.c and bbcc.c's
+ * (a part of callgraph.c; Callgrind's callstack.c, threads.c and bbcc.c's
  * handleUnderflow): per thread, the frames of the calls made (each with
  * its arc and the thread's cost when it was entered), the exec states of
  * the signal handlers running, and the activations of each function.
  */
-#include <stdlib.h>
-#include <string.h>
-
-#include "callgraph_replay.h"
 
 uint32_t *grow_active(struct replay *r, struct thread *t, uint32_t fn)
 {
@@ -171,7 +167,7 @@ struct thread *get_thread(struct replay *r, uint32_t tid)
 	return r->threads[tid];
 }
 
-void pre_signal(struct replay *r, struct thread *t, uint32_t signo)
+static void pre_signal(struct replay *r, struct thread *t, uint32_t signo)
 {
 	uint32_t bottom = t->sp;
 	long k = vec_push(&t->states);
@@ -186,7 +182,7 @@ void pre_signal(struct replay *r, struct thread *t, uint32_t signo)
 	push_cxt(r, t, 0);
 }
 
-void post_signal(struct replay *r, struct thread *t, struct cgt_error *e)
+static void post_signal(struct replay *r, struct thread *t, struct cgt_error *e)
 {
 	struct exec_state *s = state(t);
 	if (t->states.n < 2 || s->sig == 0)
@@ -217,7 +213,7 @@ void post_signal(struct replay *r, struct thread *t, struct cgt_error *e)
 
 /* Frames, handlers and context gone, as at an instrumentation switch and
    at the end (main.c unwind_thread). */
-void unwind_thread(struct replay *r, struct thread *t, struct cgt_error *e)
+static void unwind_thread(struct replay *r, struct thread *t, struct cgt_error *e)
 {
 	while (t->states.n > 1)
 		post_signal(r, t, e);
@@ -229,7 +225,7 @@ void unwind_thread(struct replay *r, struct thread *t, struct cgt_error *e)
 
 /* ---- A return past the first frame (bbcc.c handleUnderflow) ------------------- */
 
-void handle_underflow(struct replay *r, struct thread *t, uint32_t bb, struct cgt_error *e)
+static void handle_underflow(struct replay *r, struct thread *t, uint32_t bb, struct cgt_error *e)
 {
 	struct exec_state *s = state(t);
 	/* Callgrind makes a BB at the return address - 1, without

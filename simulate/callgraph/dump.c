@@ -1,14 +1,10 @@
 /*
- * The call-graph replay's dumps (callgraph_replay.h; Callgrind's dump.c):
+ * The call-graph replay's dumps (a part of callgraph.c; Callgrind's dump.c):
  * a struct cgt_cg_profile built from the BBCCs and arcs, in Callgrind's
  * order, for the options' dump callback; what it takes is zeroed, as
  * Callgrind's printing zeroes what it prints.  And zeroing without a dump
  * (ZERO_STATS, --zero-before).
  */
-#include <stdlib.h>
-#include <string.h>
-
-#include "callgraph_replay.h"
 
 static int is_zero(const uint64_t *c, unsigned n)
 {
@@ -371,7 +367,7 @@ out:
 }
 
 /* Callgrind's ZERO_STATS and --zero-before (main.c zero_thread_cost). */
-void zero_all_cost(struct replay *r, struct thread *t)
+static void zero_all_cost(struct replay *r, struct thread *t)
 {
 	struct exec_state *s = state(t);
 	for (uint32_t i = 0; i < t->sp; i++) {

@@ -1,13 +1,12 @@
 /*
- * The call-graph replay's BBCCs and arcs (callgraph_replay.h; Callgrind's
+ * The call-graph replay's BBCCs and arcs (a part of callgraph.c; Callgrind's
  * bbcc.c and jumps.c): a BB's costs in a context at a recursion level, and
  * the calls and jumps from a BBCC's exit to another BBCC.
  */
-#include "callgraph_replay.h"
 
 /* ---- BBCCs (bbcc.c) -------------------------------------------------------- */
 
-uint32_t new_bbcc(struct replay *r, uint32_t bb, uint32_t cxt, uint32_t rec)
+static uint32_t new_bbcc(struct replay *r, uint32_t bb, uint32_t cxt, uint32_t rec)
 {
 	uint32_t jmps = BB(r, bb).cjmp_count + 1;
 	long exits = vec_extend(&r->u64s, jmps);
@@ -60,7 +59,7 @@ uint32_t new_rec0_bbcc(struct replay *r, uint32_t bb, uint32_t cxt, int recs)
 
 /* ---- Arcs (jumps.c) ----------------------------------------------------- */
 
-uint32_t get_jcc(struct replay *r, uint32_t from, uint32_t jmp, uint32_t to)
+static uint32_t get_jcc(struct replay *r, uint32_t from, uint32_t jmp, uint32_t to)
 {
 	uint32_t *head = U32(r, BBCC(r, from).jcc_heads + jmp);
 	for (uint32_t a = *head; a != NONE; a = ARC(r, a).next_from)

@@ -1,9 +1,8 @@
 /*
- * The call-graph replay's contexts (callgraph_replay.h; Callgrind's
+ * The call-graph replay's contexts (a part of callgraph.c; Callgrind's
  * context.c): a function with up to --separate-callers callers, from the
  * thread's function stack, numbered in the order first seen.
  */
-#include "callgraph_replay.h"
 
 /* The context of the function stack's top: the function and up to
    separate_callers callers, not past a handler's marker. */
