@@ -447,14 +447,15 @@ static int use_caches_init(struct producer *p)
 	static const int level[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
 	struct level *made[3] = { &p->use_l1[0], &p->use_l1[1], &p->use_ll };
 	for (int k = 0; k < 3; k++) {
-		const struct cgt_cache_config *cc = &p->o->caches.level[level[k]];
-		struct level_config c = { .size = (uint32_t)cc->size,
-					  .assoc = (uint32_t)cc->assoc,
-					  .line = (uint32_t)cc->line,
-					  .replacement = p->o->model.replacement[level[k]],
-					  .callgrind_tags = 1,
-					  .track_use = k < 2,
-					  .report = k < 2 ? LEVEL_REPORT_FILLS : LEVEL_REPORT_LOOKUPS };
+		struct level_config c = level_config_of(&p->o->caches.level[level[k]], &p->o->model,
+							level[k]);
+		/* as Callgrind: no write-back nor prefetcher with cache use, and
+		   its tags */
+		c.prefetcher = LEVEL_PREFETCH_NONE;
+		c.write_back = 0;
+		c.callgrind_tags = 1;
+		c.track_use = k < 2;
+		c.report = k < 2 ? LEVEL_REPORT_FILLS : LEVEL_REPORT_LOOKUPS;
 		if (level_init(made[k], &c) < 0)
 			return -1;
 	}
@@ -464,15 +465,8 @@ static int use_caches_init(struct producer *p)
 /* The general model's LL, cold. */
 static int general_ll_init(struct producer *p)
 {
-	const struct cgt_cache_config *cc = &p->o->caches.level[CGT_LEVEL_LL];
-	const struct cgt_cache_model *m = &p->o->model;
-	struct level_config c = { .size = (uint32_t)cc->size,
-				  .assoc = (uint32_t)cc->assoc,
-				  .line = (uint32_t)cc->line,
-				  .replacement = m->replacement[CGT_LEVEL_LL],
-				  .prefetcher = m->prefetch[CGT_LEVEL_LL],
-				  .write_back = (uint8_t)m->write_back,
-				  .callgrind_tags = (uint8_t)m->write_back };
+	struct level_config c = level_config_of(&p->o->caches.level[CGT_LEVEL_LL], &p->o->model,
+						CGT_LEVEL_LL);
 	return level_init(&p->LL_general, &c);
 }
 

@@ -621,14 +621,7 @@ static int general_build(struct part *p)
 					     (uint32_t)l1->line) < 0)
 				return -1;
 		}
-		const struct cgt_cache_config *ll = &c->level[CGT_LEVEL_LL];
-		struct level_config lc = { .size = (uint32_t)ll->size,
-					   .assoc = (uint32_t)ll->assoc,
-					   .line = (uint32_t)ll->line,
-					   .replacement = h->model.replacement[CGT_LEVEL_LL],
-					   .prefetcher = h->model.prefetch[CGT_LEVEL_LL],
-					   .write_back = (uint8_t)h->model.write_back,
-					   .callgrind_tags = (uint8_t)h->model.write_back };
+		struct level_config lc = level_config_of(&c->level[CGT_LEVEL_LL], &h->model, CGT_LEVEL_LL);
 		if (level_init(&g->LL, &lc) < 0)
 			return -1;
 	}

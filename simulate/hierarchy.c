@@ -118,9 +118,7 @@ const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct 
 		return m->write_back ? "--simulate-wb=yes models Callgrind's I1, D1 and LL: not with --L2"
 				     : "--simulate-hwpref=yes (--LL-prefetch=callgrind) models Callgrind's "
 				       "I1, D1 and LL: not with --L2";
-	const struct cgt_cache_config *ll = &h->level[CGT_LEVEL_LL];
-	struct level_config c = { .size = (uint32_t)ll->size, .assoc = (uint32_t)ll->assoc,
-				  .line = (uint32_t)ll->line, .replacement = m->replacement[CGT_LEVEL_LL] };
+	struct level_config c = level_config_of(&h->level[CGT_LEVEL_LL], m, CGT_LEVEL_LL);
 	if (level_check(&c) != NULL)
 		return m->write_back ? "--simulate-wb=yes: LL has more ways than it can simulate"
 				     : "--simulate-hwpref=yes: LL has more ways than it can simulate";

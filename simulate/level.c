@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "level_loop.h"
+#include "sim.h"
 
 extern const struct level_policy level_policy_lru;
 
@@ -23,6 +24,18 @@ const char *const level_prefetcher_names[LEVEL_N_PREFETCHERS] = {
 static int power_of_two(uint64_t v)
 {
 	return v != 0 && (v & (v - 1)) == 0;
+}
+
+struct level_config level_config_of(const struct cgt_cache_config *cc,
+				    const struct cgt_cache_model *m, int level)
+{
+	return (struct level_config){ .size = (uint32_t)cc->size,
+				      .assoc = (uint32_t)cc->assoc,
+				      .line = (uint32_t)cc->line,
+				      .replacement = m->replacement[level],
+				      .prefetcher = m->prefetch[level],
+				      .write_back = (uint8_t)m->write_back,
+				      .callgrind_tags = (uint8_t)m->write_back };
 }
 
 const char *level_check(const struct level_config *c)

@@ -167,6 +167,16 @@ static inline uint16_t *level_state(const struct level *L, uint64_t s)
 	return (uint16_t *)(level_words(L, s) + L->assoc);
 }
 
+struct cgt_cache_config;
+struct cgt_cache_model;
+
+/* The level model m gives cache level (enum cgt_level) of geometry cc:
+   its replacement policy, prefetcher and write policy (with write-back,
+   Callgrind's tags, to count dirty misses as it does); no use kept, no
+   reports.  The one place a run's options become a level. */
+struct level_config level_config_of(const struct cgt_cache_config *cc,
+				    const struct cgt_cache_model *m, int level);
+
 /* Why config cannot be a level (NULL: it can): a set count or line that is
    not a power of two, more ways than a policy can order, a line under 16
    bytes. */
