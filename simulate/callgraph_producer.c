@@ -57,38 +57,32 @@ struct producer_block {
 
 static void use_scratch_free(struct use_scratch *u)
 {
-	free(u->refs);
-	free(u->outcomes);
-	free(u->charge);
-	free(u->reports);
-	free(u->ll_refs);
-	free(u->ll_outcomes);
-	free(u->ll_reports);
-	free(u->fill_ref);
+	free(u->refs);	/* the one allocation the others are carved from */
 	memset(u, 0, sizeof(*u));
 }
 
-/* Room for an execution of max_refs references.  0, or -1 if out of
-   memory. */
+/* Room for an execution of max_refs references, in one allocation (the
+   arrays of 8-byte and 4-byte members first, the bytes last, so each is
+   aligned).  0, or -1 if out of memory. */
 static int use_scratch_room(struct use_scratch *u, size_t max_refs)
 {
 	if (max_refs <= u->room)
 		return 0;
 	use_scratch_free(u);
-	u->refs = malloc(max_refs * sizeof(*u->refs));
-	u->outcomes = malloc(max_refs);
-	u->charge = malloc(max_refs);
-	u->reports = malloc(2 * max_refs * sizeof(*u->reports));
-	u->ll_refs = malloc(2 * max_refs * sizeof(*u->ll_refs));
-	u->ll_outcomes = malloc(2 * max_refs);
-	u->ll_reports = malloc(2 * max_refs * sizeof(*u->ll_reports));
-	u->fill_ref = malloc(2 * max_refs * sizeof(*u->fill_ref));
-	if (u->refs == NULL || u->outcomes == NULL || u->charge == NULL || u->reports == NULL ||
-	    u->ll_refs == NULL || u->ll_outcomes == NULL || u->ll_reports == NULL ||
-	    u->fill_ref == NULL) {
-		use_scratch_free(u);
+	size_t n = max_refs;
+	size_t size = 3 * n * sizeof(struct level_ref) + 4 * n * sizeof(struct level_report) +
+		      2 * n * sizeof(uint32_t) + 4 * n;
+	char *at = malloc(size);
+	if (at == NULL)
 		return -1;
-	}
+	u->refs = (struct level_ref *)at;
+	u->ll_refs = u->refs + n;
+	u->reports = (struct level_report *)(u->ll_refs + 2 * n);
+	u->ll_reports = u->reports + 2 * n;
+	u->fill_ref = (uint32_t *)(u->ll_reports + 2 * n);
+	u->outcomes = (uint8_t *)(u->fill_ref + 2 * n);
+	u->charge = u->outcomes + n;
+	u->ll_outcomes = u->charge + n;
 	u->room = max_refs;
 	return 0;
 }

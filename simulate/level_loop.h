@@ -320,12 +320,15 @@ level_take_with(struct level *L, const struct level_ref *refs, uint32_t n, uint8
 			level_stream_observe(L, addr, h);
 		outcome[k] = (uint8_t)level_ref(L, addr, refs[k].size, write, h, use, &reported, k,
 						1u + refs[k].more);
+		if (use)
+			continue;	/* (the last line is not looked at) */
 		/* a write that missed without write-allocate left no line */
 		int left = !(write && L->config.no_write_allocate && outcome[k] != LEVEL_HIT);
 		last = (struct level_last_line){ left ? set : UINT64_MAX, key, addr >> L->line_bits,
 						 !write_back || write, observed };
 	}
-	L->last = last;
+	if (!use)
+		L->last = last;
 	return (uint32_t)(reported - reports);
 }
 
