@@ -69,7 +69,7 @@ $(BIN): $(call objs,$(CLI_SRC)) $(LIBS) $(SAN_OBJS)
 PGO ?= yes
 ifeq ($(PGO),yes)
 PGO_DIR := $(B)/pgo
-PGO_SRC := $(wildcard simulate/callgraph*.c) simulate/sim.c simulate/hier.c simulate/level_lru.c
+PGO_SRC := $(wildcard simulate/callgraph*.c) simulate/cache_use.c simulate/sim.c simulate/hier.c simulate/level_lru.c
 PGO_OBJS := $(call objs,$(PGO_SRC))
 # Both compiles of a file under one name: gcc identifies a static
 # function's profile by it, and keeps the profile at $(PGO_DIR)/NAME.gcda.

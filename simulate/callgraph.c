@@ -391,7 +391,7 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 	/* Callgrind's cacheuse_finish: every line resident evicted, if the
 	   thread that ran last collects */
 	if (r.cache_use && r.cur != NULL) {
-		const struct level_use *const l1_use[2] = { p.use_l1[0].use, p.use_l1[1].use };
+		const struct level_use *const l1_use[2] = { p.use_caches.l1[0].use, p.use_caches.l1[1].use };
 		use_sink_finish(&r.use, l1_use, state(r.cur)->collect, r.u64s.v);
 	}
 	for (uint32_t tid = 0; tid < r.n_threads; tid++)

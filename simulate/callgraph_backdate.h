@@ -24,7 +24,7 @@
 
 #include <stdint.h>
 
-#include "callgraph_use.h"
+#include "cache_use.h"
 
 #define NO_NODE 0	/* node 0 is never one */
 

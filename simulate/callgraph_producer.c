@@ -61,28 +61,19 @@ static void use_scratch_free(struct use_scratch *u)
 	memset(u, 0, sizeof(*u));
 }
 
-/* Room for an execution of max_refs references, in one allocation (the
-   arrays of 8-byte and 4-byte members first, the bytes last, so each is
-   aligned).  0, or -1 if out of memory. */
+/* Room for an execution of max_refs references.  0, or -1 if out of
+   memory. */
 static int use_scratch_room(struct use_scratch *u, size_t max_refs)
 {
 	if (max_refs <= u->room)
 		return 0;
 	use_scratch_free(u);
-	size_t n = max_refs;
-	size_t size = 3 * n * sizeof(struct level_ref) + 4 * n * sizeof(struct level_report) +
-		      2 * n * sizeof(uint32_t) + 4 * n;
-	char *at = malloc(size);
+	char *at = malloc(max_refs * (sizeof(*u->refs) + 2));
 	if (at == NULL)
 		return -1;
 	u->refs = (struct level_ref *)at;
-	u->ll_refs = u->refs + n;
-	u->reports = (struct level_report *)(u->ll_refs + 2 * n);
-	u->ll_reports = u->reports + 2 * n;
-	u->fill_ref = (uint32_t *)(u->ll_reports + 2 * n);
-	u->outcomes = (uint8_t *)(u->fill_ref + 2 * n);
-	u->charge = u->outcomes + n;
-	u->ll_outcomes = u->charge + n;
+	u->missed = (uint8_t *)(u->refs + max_refs);
+	u->guarded = u->missed + max_refs;
 	u->room = max_refs;
 	return 0;
 }
@@ -201,17 +192,11 @@ simulate_refs_general(struct models *md, const struct cgt_exec *x, const struct 
 	return n_out;
 }
 
-/* A reference's charge (struct use_scratch): a guarded access's flag
-   beside the level. */
-#define USE_GUARDED 0x80
-
 /*
  * simulate_exec's cache references with Callgrind's cache use
- * (callgrind/sim.c cacheuse_*): every fetch and data reference (writes as
- * reads) through I1 and D1, which keep each line's use, and each line they
- * fill, in program order, through LL, unless it is line 0 (Callgrind's
- * update_L1_use).  The fills go to the chunk (struct use_fill) for the
- * replay to charge; the misses, and the guarded accesses, to out.
+ * (cache_use.h): every fetch and data reference through the use caches.
+ * The fills go to the chunk (struct use_fill) for the replay to charge;
+ * the misses, and the guarded accesses, to out.
  */
 static __attribute__((noinline)) uint32_t
 simulate_refs_use(struct models *md, const struct cgt_exec *x, const struct block_program *bp,
@@ -226,58 +211,31 @@ simulate_refs_use(struct models *md, const struct cgt_exec *x, const struct bloc
 	uint32_t n = 0;
 	for (uint32_t f = 0; f < plan->n_fetches; f++) {
 		const struct fetch_step *fs = &bp->fetches[f];
-		u->charge[n] = 0;
+		u->guarded[n] = 0;
 		refs[n++] = (struct level_ref){ fs->addr, fs->len, 0, fs->more, fs->op };
 	}
 	const uint32_t n_fetch = n;
 	for (uint32_t j = 0; j < plan->n_data; j++) {
 		if (v[j] == CGT_NO_ACCESS)
 			continue;
-		u->charge[n] = bp->n_guarded && bp->data_guarded[j] ? USE_GUARDED : 0;
+		u->guarded[n] = bp->n_guarded && bp->data_guarded[j];
 		refs[n++] = (struct level_ref){ v[j], bp->data_sizes[j], 0, 0, bp->data_ops[j] };
 	}
-	struct level_report *rep = u->reports;
-	const uint32_t n_fetch_fills = level_take(&p->use_l1[0], refs, n_fetch, u->outcomes, rep);
-	const uint32_t n_fills = n_fetch_fills + level_take(&p->use_l1[1], refs + n_fetch, n - n_fetch,
-							     u->outcomes + n_fetch, rep + n_fetch_fills);
-	if (vec_reserve(&ch->fills, n_fills) < 0) {
+	long n_fills = -1;
+	if (vec_reserve(&ch->fills, 2 * (size_t)n) == 0)
+		n_fills = use_caches_take(&p->use_caches, refs, n_fetch, n, u->missed,
+					  &AT(ch->fills, struct use_fill, ch->fills.n));
+	if (n_fills < 0) {
 		p->chunk_failed = 1;	/* (hand_batch fails) */
 		return 0;
 	}
-	/* The fills in program order, the fetches' and the data's merged, and
-	   LL's lookups in that order. */
-	struct use_fill *fills = &AT(ch->fills, struct use_fill, ch->fills.n);
-	uint32_t n_ll = 0;
-	for (uint32_t i = 0, j = n_fetch_fills, f = 0; f < n_fills; f++) {
-		const int data = i == n_fetch_fills ||
-				 (j < n_fills && refs[n_fetch + rep[j].ref].handle < refs[rep[i].ref].handle);
-		const struct level_report *r = data ? &rep[j++] : &rep[i++];
-		const uint32_t k = r->ref + (data ? n_fetch : 0);
-		const uint64_t line_mask = ((uint64_t)1 << p->use_l1[data].line_bits) - 1;
-		const uint64_t line = (r->second ? refs[k].addr + refs[k].size - 1 : refs[k].addr) & ~line_mask;
-		u->fill_ref[f] = k;
-		fills[f] = (struct use_fill){ exec, refs[k].handle, r->slot, r->count, r->mask, NO_USE_LL,
-					      (uint8_t)data, 0 };
-		if (line != 0)
-			u->ll_refs[n_ll++] = (struct level_ref){ line, 1, 0, 0, f };
-	}
-	level_take(&p->use_ll, u->ll_refs, n_ll, u->ll_outcomes, u->ll_reports);
-	for (uint32_t k = 0; k < n; k++)
-		u->charge[k] |= u->outcomes[k] != LEVEL_HIT;
-	for (uint32_t k = 0; k < n_ll; k++) {
-		/* a lookup of a single line: one report each */
-		struct use_fill *fill = &fills[u->ll_refs[k].handle];
-		fill->ll_slot = u->ll_reports[k].slot;
-		fill->ll_filled = u->ll_reports[k].filled;
-		uint8_t *charge = &u->charge[u->fill_ref[u->ll_refs[k].handle]];
-		if (fill->ll_filled)
-			*charge = (uint8_t)((*charge & USE_GUARDED) | 2);
-	}
-	ch->fills.n += n_fills;
+	for (long f = 0; f < n_fills; f++)
+		AT(ch->fills, struct use_fill, ch->fills.n + (size_t)f).exec = exec;
+	ch->fills.n += (size_t)n_fills;
 	uint32_t n_out = 0;
 	for (uint32_t k = 0; k < n; k++)
-		if (u->charge[k])
-			out[n_out++] = refs[k].handle << 2 | (u->charge[k] & 3);
+		if (u->missed[k] || u->guarded[k])
+			out[n_out++] = refs[k].handle << 2 | u->missed[k];
 	return n_out;
 }
 
@@ -434,28 +392,6 @@ static void caches_free(struct producer *p)
 	ll_model_free(&p->LL);
 }
 
-/* Callgrind's caches with cache use (I1, D1, LL: enum cgt_level's
-   first, second and last), cold. */
-static int use_caches_init(struct producer *p)
-{
-	static const int level[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
-	struct level *made[3] = { &p->use_l1[0], &p->use_l1[1], &p->use_ll };
-	for (int k = 0; k < 3; k++) {
-		struct level_config c = level_config_of(&p->o->caches.level[level[k]], &p->o->model,
-							level[k]);
-		/* as Callgrind: no write-back nor prefetcher with cache use, and
-		   its tags */
-		c.prefetcher = LEVEL_PREFETCH_NONE;
-		c.write_back = 0;
-		c.callgrind_tags = 1;
-		c.track_use = k < 2;
-		c.report = k < 2 ? LEVEL_REPORT_FILLS : LEVEL_REPORT_LOOKUPS;
-		if (level_init(made[k], &c) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* The general model's LL, cold. */
 static int general_ll_init(struct producer *p)
 {
@@ -483,10 +419,8 @@ static int hand_mark(struct producer *p, struct chunk *ch, const struct cgt_mark
 			caches_free(p);
 			if (caches_init(p) < 0)
 				return producer_fail(p);
-			for (int k = 0; p->cache_use && k < 2; k++)
-				level_clear(&p->use_l1[k]);
 			if (p->cache_use)
-				level_clear(&p->use_ll);
+				use_caches_clear(&p->use_caches);
 			if (p->general) {
 				long k = vec_push(&ch->ll_clears);
 				if (k < 0)
@@ -687,7 +621,7 @@ int callgraph_producer_open(struct producer *p, const struct cgt_callgraph_optio
 	p->general = o->cache_sim && !may.plain_ll && !p->cache_use;
 	if (o->cache_sim) {
 		if (caches_init(p) < 0 || (p->general && general_ll_init(p) < 0) ||
-		    (p->cache_use && use_caches_init(p) < 0))
+		    (p->cache_use && use_caches_init(&p->use_caches, &o->caches, &o->model) < 0))
 			return cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
 	if (o->branch_sim) {
@@ -703,9 +637,7 @@ void callgraph_producer_close(struct producer *p)
 {
 	caches_free(p);
 	level_free(&p->LL_general);
-	for (int k = 0; k < 2; k++)
-		level_free(&p->use_l1[k]);
-	level_free(&p->use_ll);
+	use_caches_free(&p->use_caches);
 	use_scratch_free(&p->use);
 	free(p->predictor);
 	for (size_t i = 0; i < p->blocks.n; i++)

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "cache_model.h"
-#include "callgraph_use.h"
+#include "cache_use.h"
 #include "level.h"
 #include "ll_model.h"
 #include "sim.h"
@@ -166,16 +166,11 @@ struct producer {
 	   of each line, and room for an execution's references. */
 	int cache_use;
 	int count_fetches;	/* block programs' fetches merged into runs, not elided */
-	struct level use_l1[2], use_ll;
+	struct use_caches use_caches;
 	struct use_scratch {
 		struct level_ref *refs;		/* [max_refs]: the fetches, then the data */
-		uint8_t *outcomes;		/* [max_refs] */
-		uint8_t *charge;		/* [max_refs]: the charge's level, USE_GUARDED */
-		struct level_report *reports;	/* [2 max_refs]: I1's, then D1's */
-		struct level_ref *ll_refs;	/* [2 max_refs] */
-		uint8_t *ll_outcomes;		/* [2 max_refs] */
-		struct level_report *ll_reports;	/* [2 max_refs] */
-		uint32_t *fill_ref;		/* [2 max_refs]: a fill's reference */
+		uint8_t *missed;		/* [max_refs] */
+		uint8_t *guarded;		/* [max_refs] */
 		size_t room;			/* the max_refs they have room for */
 	} use;
 	struct branch_model *predictor;

@@ -172,7 +172,7 @@ struct replay {
 	struct thread *cur;	/* the thread of the execution replayed last */
 	int instrumenting;
 	/* With Callgrind's cache use: who loaded each line, charged when the
-	   producer's levels evict it (callgraph_use.h) */
+	   producer's levels evict it (cache_use.h) */
 	int cache_use;
 	struct use_sink use;
 	/* and with inclusive attribution, the calls active at each line's

@@ -6,7 +6,7 @@
  * line loaded under one call and evicted under another charges the first.
  */
 #include "callgraph_backdate.h"
-#include "callgraph_use.h"
+#include "cache_use.h"
 #include "check.h"
 
 static const int columns[USE_COLUMNS] = { 0, 1, 2, 3 };

@@ -1,5 +1,5 @@
 /*
- * simulate/callgraph_use.h: the cache-use charge sink on hand-computed
+ * simulate/cache_use.h: the cache-use charge sink on hand-computed
  * sequences, after callgrind/sim.c's update_L1_use, update_LL_use and
  * cacheuse_finish: an evicted line charged to its loader, its use pushed
  * into its LL slot and charged at that slot's eviction, nothing charged
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "callgraph_backdate.h"
-#include "callgraph_use.h"
+#include "cache_use.h"
 #include "check.h"
 
 /* I1 and D1: one set of two 64-byte ways; LL: two sets of two. */

@@ -1,17 +1,23 @@
 /*
- * Callgrind's cache use (--cacheuse=yes), the charging side: a charge
- * sink that takes a line's costs when the line is evicted, and gives them
- * to the instruction that loaded it (callgrind/sim.c: update_L1_use,
- * update_LL_use, cacheuse_finish).
+ * Callgrind's cache use (--cacheuse=yes, callgrind/sim.c cacheuse_*,
+ * update_L1_use, update_LL_use, cacheuse_finish): how well each cache line
+ * was used, known when it is evicted and charged to the instruction that
+ * loaded it.  Two sides, for any consumer (the call graph's replay,
+ * cachegrind.out's lines):
  *
- * The producer's levels (level.h) keep each L1 line's use and report the
- * slots they fill (struct use_fill); the replay hands each fill here, in
- * program order, with the cost row of the loading instruction (in its
- * context, as Callgrind's use_base) and whether the evicting thread
- * collects.  Per slot the sink keeps the loader and, for an L1 line,
- * the LL slot its line was in when loaded (Callgrind's dep_use, a slot,
- * so a line LL evicted meanwhile credits its successor, as there); per
- * LL slot the use pushed up from the L1 copies evicted while collecting.
+ * The caches (struct use_caches): I1 and D1 keep each line's use (level.h
+ * track_use) and report the slots they fill; LL is looked up for each line
+ * they fill, unless it is line 0 (Callgrind's update_L1_use), and reports
+ * where it holds it.  Writes are simulated as reads, LL sees only the
+ * lines L1 missed (so its misses can differ from Cachegrind's, which looks
+ * both lines of a straddling reference up when either missed).
+ *
+ * The charge sink (struct use_sink): each fill, in program order, with the
+ * cost row of the loading instruction and whether the evicting thread
+ * collects.  Per slot the sink keeps the loader and, for an L1 line, the LL
+ * slot its line was in when loaded (Callgrind's dep_use, a slot, so a line
+ * LL evicted meanwhile credits its successor, as there); per LL slot the
+ * use pushed up from the L1 copies evicted while collecting.
  *
  * Charges, at an eviction while collecting, of a line with a loader and a
  * use: AcCost += 1000 / uses, SpLoss += the bytes it never touched
@@ -24,8 +30,8 @@
  *
  * Internal to simulate/.
  */
-#ifndef CGTRACE_CALLGRAPH_USE_H
-#define CGTRACE_CALLGRAPH_USE_H
+#ifndef CGTRACE_CACHE_USE_H
+#define CGTRACE_CACHE_USE_H
 
 #include <stdint.h>
 
@@ -35,7 +41,7 @@
 /* A line an L1 filled: what the sink needs to charge the line it evicted,
    and to keep who loaded the new one and where LL holds it. */
 struct use_fill {
-	uint32_t exec;		/* the execution's item in its chunk */
+	uint32_t exec;		/* the call graph's: the execution's item in its chunk */
 	uint32_t op;		/* the reference's */
 	uint32_t slot;		/* the L1's */
 	uint32_t count, mask;	/* the evicted line's use */
@@ -49,6 +55,40 @@ struct use_fill {
 
 /* The cost columns charged. */
 enum { USE_ACCOST1, USE_SPLOSS1, USE_ACCOST2, USE_SPLOSS2, USE_COLUMNS };
+
+/* ---- The caches -------------------------------------------------------- */
+
+struct use_caches {
+	struct level l1[2], ll;		/* I1, D1; LL */
+	/* for a bunch of up to room references, carved from one
+	   allocation, ll_refs's */
+	struct level_ref *ll_refs;	/* [2 room] */
+	struct level_report *reports;	/* [2 room]: I1's, then D1's */
+	struct level_report *ll_reports;	/* [2 room] */
+	uint32_t *fill_ref;		/* [2 room]: a fill's reference */
+	uint8_t *outcomes;		/* [room] */
+	uint8_t *ll_outcomes;		/* [2 room] */
+	size_t room;
+};
+
+/* Cold caches of caches' I1, D1 and LL geometry and m's replacement
+   policies: 0, or -1 if out of memory. */
+int use_caches_init(struct use_caches *u, const struct cgt_hierarchy *caches,
+		    const struct cgt_cache_model *m);
+void use_caches_free(struct use_caches *u);
+/* Cold again (CALLGRIND_START/STOP_INSTRUMENTATION). */
+void use_caches_clear(struct use_caches *u);
+
+/* A bunch of references: refs[0, n_fetch) the fetches, [n_fetch, n) the
+   data, each side in program order, their handles increasing in program
+   order across both.  missed[k] is refs[k]'s deepest miss: 0 none, 1 L1,
+   2 LL too.  fills (room for 2 n) gets each line an L1 filled, in program
+   order (op: the reference's handle; exec 0).  The number of fills, or -1
+   if out of memory. */
+long use_caches_take(struct use_caches *u, const struct level_ref *refs, uint32_t n_fetch,
+		     uint32_t n, uint8_t *missed, struct use_fill *fills);
+
+/* ---- The charge sink ---------------------------------------------------- */
 
 struct backdate;
 

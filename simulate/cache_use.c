@@ -1,11 +1,118 @@
 /*
- * Callgrind's cache use, the charging side (callgraph_use.h).
+ * Callgrind's cache use: its caches and its charge sink (cache_use.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache_use.h"
 #include "callgraph_backdate.h"
-#include "callgraph_use.h"
+
+/* ---- The caches -------------------------------------------------------- */
+
+int use_caches_init(struct use_caches *u, const struct cgt_hierarchy *caches,
+		    const struct cgt_cache_model *m)
+{
+	static const int level[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
+	memset(u, 0, sizeof(*u));
+	struct level *made[3] = { &u->l1[0], &u->l1[1], &u->ll };
+	for (int k = 0; k < 3; k++) {
+		struct level_config c = level_config_of(&caches->level[level[k]], m, level[k]);
+		/* as Callgrind: no write-back nor prefetcher with cache use, and
+		   its tags */
+		c.prefetcher = LEVEL_PREFETCH_NONE;
+		c.write_back = 0;
+		c.callgrind_tags = 1;
+		c.track_use = k < 2;
+		c.report = k < 2 ? LEVEL_REPORT_FILLS : LEVEL_REPORT_LOOKUPS;
+		if (level_init(made[k], &c) < 0) {
+			use_caches_free(u);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void use_caches_free(struct use_caches *u)
+{
+	for (int k = 0; k < 2; k++)
+		level_free(&u->l1[k]);
+	level_free(&u->ll);
+	free(u->ll_refs);	/* the one allocation the scratch is carved from */
+	memset(u, 0, sizeof(*u));
+}
+
+void use_caches_clear(struct use_caches *u)
+{
+	for (int k = 0; k < 2; k++)
+		level_clear(&u->l1[k]);
+	level_clear(&u->ll);
+}
+
+/* Room for a bunch of n references, in one allocation (the 8-byte and
+   4-byte members' arrays first, the bytes last, so each is aligned).  0,
+   or -1 if out of memory. */
+static int room_for(struct use_caches *u, size_t n)
+{
+	if (n <= u->room)
+		return 0;
+	free(u->ll_refs);
+	u->ll_refs = NULL;
+	u->room = 0;
+	size_t size = 2 * n * sizeof(struct level_ref) + 4 * n * sizeof(struct level_report) +
+		      2 * n * sizeof(uint32_t) + 3 * n;
+	char *at = malloc(size);
+	if (at == NULL)
+		return -1;
+	u->ll_refs = (struct level_ref *)at;
+	u->reports = (struct level_report *)(u->ll_refs + 2 * n);
+	u->ll_reports = u->reports + 2 * n;
+	u->fill_ref = (uint32_t *)(u->ll_reports + 2 * n);
+	u->outcomes = (uint8_t *)(u->fill_ref + 2 * n);
+	u->ll_outcomes = u->outcomes + n;
+	u->room = n;
+	return 0;
+}
+
+long use_caches_take(struct use_caches *u, const struct level_ref *refs, uint32_t n_fetch,
+		     uint32_t n, uint8_t *missed, struct use_fill *fills)
+{
+	if (room_for(u, n) < 0)
+		return -1;
+	struct level_report *rep = u->reports;
+	const uint32_t n_fetch_fills = level_take(&u->l1[0], refs, n_fetch, u->outcomes, rep);
+	const uint32_t n_fills = n_fetch_fills + level_take(&u->l1[1], refs + n_fetch, n - n_fetch,
+							     u->outcomes + n_fetch, rep + n_fetch_fills);
+	/* The fills in program order, the fetches' and the data's merged, and
+	   LL's lookups in that order. */
+	uint32_t n_ll = 0;
+	for (uint32_t i = 0, j = n_fetch_fills, f = 0; f < n_fills; f++) {
+		const int data = i == n_fetch_fills ||
+				 (j < n_fills && refs[n_fetch + rep[j].ref].handle < refs[rep[i].ref].handle);
+		const struct level_report *r = data ? &rep[j++] : &rep[i++];
+		const uint32_t k = r->ref + (data ? n_fetch : 0);
+		const uint64_t line_mask = ((uint64_t)1 << u->l1[data].line_bits) - 1;
+		const uint64_t line = (r->second ? refs[k].addr + refs[k].size - 1 : refs[k].addr) & ~line_mask;
+		u->fill_ref[f] = k;
+		fills[f] = (struct use_fill){ 0, refs[k].handle, r->slot, r->count, r->mask, NO_USE_LL,
+					      (uint8_t)data, 0 };
+		if (line != 0)
+			u->ll_refs[n_ll++] = (struct level_ref){ line, 1, 0, 0, f };
+	}
+	level_take(&u->ll, u->ll_refs, n_ll, u->ll_outcomes, u->ll_reports);
+	for (uint32_t k = 0; k < n; k++)
+		missed[k] = u->outcomes[k] != LEVEL_HIT;
+	for (uint32_t k = 0; k < n_ll; k++) {
+		/* a lookup of a single line: one report each */
+		struct use_fill *fill = &fills[u->ll_refs[k].handle];
+		fill->ll_slot = u->ll_reports[k].slot;
+		fill->ll_filled = u->ll_reports[k].filled;
+		if (fill->ll_filled)
+			missed[u->fill_ref[u->ll_refs[k].handle]] = 2;
+	}
+	return n_fills;
+}
+
+/* ---- The charge sink ---------------------------------------------------- */
 
 int use_sink_init(struct use_sink *s, const struct cgt_hierarchy *caches,
 		  const int column[USE_COLUMNS], struct backdate *backdate)
