@@ -260,40 +260,6 @@ static void find_code(void *arg, const struct cgt_mapping *maps, size_t n_maps, 
 	cgt_symbolize_code(sy, addr, map_epoch, ci);
 }
 
-/* Callgrind's cache use (sim.c cachesim_post_clo_init, cacheuse_initcache):
-   no write-back or prefetch simulation beside it, each turned off with its
-   warning; a cache whose sets hold more ways than line size x sets bytes
-   cannot be (its tags keep the way's slot in those low bits).  0, or -1
-   with the message printed. */
-static int use_model(struct cgt_cache_model *m, const struct cgt_hierarchy *caches, int quiet)
-{
-	if (cgt_cache_model_prefetches(m)) {
-		if (!quiet)
-			fprintf(stderr, "cgtrace: warning: prefetch simulation can not be used with "
-					"cache usage\n");
-		memset(m->prefetch, 0, sizeof(m->prefetch));
-	}
-	if (m->write_back) {
-		if (!quiet)
-			fprintf(stderr, "cgtrace: warning: write-back simulation can not be used with "
-					"cache usage\n");
-		m->write_back = 0;
-	}
-	static const int levels[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
-	for (int k = 0; k < 3; k++) {
-		const struct cgt_cache_config *cc = &caches->level[levels[k]];
-		uint64_t slots = (uint64_t)cc->size / (uint64_t)cc->assoc;	/* line x sets */
-		if (slots < (uint64_t)cc->assoc) {
-			fprintf(stderr, "cgtrace: --cacheuse=yes: error: Use associativity < %llu for cache "
-					"use statistics! (the %s cache, %d B, %d-way, %d B lines)\n",
-				(unsigned long long)slots, cgt_level_names[levels[k]], cc->size, cc->assoc,
-				cc->line);
-			return -1;
-		}
-	}
-	return 0;
-}
-
 int cmd_simulate_callgrind(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -529,9 +495,12 @@ int cmd_simulate_callgrind(int argc, char **argv)
 			cgt_cache_describe(cc, desc[k], sizeof(desc[k]));
 			ds.wo.cache_desc[k] = desc[k];
 		}
-		if (o.model.cache_use && use_model(&o.model, &o.caches, ds.quiet) < 0) {
-			status = 2;
-			goto out;
+		if (o.model.cache_use) {
+			cache_use_model(&o.model, ds.quiet);
+			if (cache_use_check(&o.caches) < 0) {
+				status = 2;
+				goto out;
+			}
 		}
 		if (o.model.cache_use && o.cache_use_inclusive)
 			ds.wo.attribution = "Attribution: AcCost1 SpLoss1 AcCost2 SpLoss2 to the instruction "

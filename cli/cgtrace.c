@@ -161,6 +161,39 @@ int parse_level_model(const char *usage, const char *name, const char *value,
 	return 0;
 }
 
+void cache_use_model(struct cgt_cache_model *m, int quiet)
+{
+	if (cgt_cache_model_prefetches(m)) {
+		if (!quiet)
+			fprintf(stderr, "cgtrace: warning: prefetch simulation can not be used with "
+					"cache usage\n");
+		memset(m->prefetch, 0, sizeof(m->prefetch));
+	}
+	if (m->write_back) {
+		if (!quiet)
+			fprintf(stderr, "cgtrace: warning: write-back simulation can not be used with "
+					"cache usage\n");
+		m->write_back = 0;
+	}
+}
+
+int cache_use_check(const struct cgt_hierarchy *caches)
+{
+	static const int levels[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
+	for (int k = 0; k < 3; k++) {
+		const struct cgt_cache_config *cc = &caches->level[levels[k]];
+		uint64_t slots = (uint64_t)cc->size / (uint64_t)cc->assoc;	/* line x sets */
+		if (slots < (uint64_t)cc->assoc) {
+			fprintf(stderr, "cgtrace: --cacheuse=yes: error: Use associativity < %llu for cache "
+					"use statistics! (the %s cache, %d B, %d-way, %d B lines)\n",
+				(unsigned long long)slots, cgt_level_names[levels[k]], cc->size, cc->assoc,
+				cc->line);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int parse_number(const char *s, uint64_t min, uint64_t max, int scaled, uint64_t *out)
 {
 	char *end;

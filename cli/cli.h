@@ -31,6 +31,14 @@ int parse_number(const char *s, uint64_t min, uint64_t max, int scaled, uint64_t
    0, or a usage error's status. */
 int parse_level_model(const char *usage, const char *name, const char *value,
 		      struct cgt_cache_model *m);
+/* Callgrind's cache use (sim.c cachesim_post_clo_init, cacheuse_initcache):
+   no write-back or prefetch simulation beside it, each turned off with its
+   warning (unless quiet). */
+void cache_use_model(struct cgt_cache_model *m, int quiet);
+/* Whether caches can keep Callgrind's cache use: a cache whose sets hold
+   more ways than line size x sets bytes cannot (its tags keep the way's
+   slot in those low bits).  0, or -1 with Callgrind's message printed. */
+int cache_use_check(const struct cgt_hierarchy *caches);
 /* The default --threads: the CPUs this process may run on (its affinity
    mask, as taskset or a container's cpuset sets it), at most 64. */
 uint64_t usable_cpus(void);

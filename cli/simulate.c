@@ -57,6 +57,12 @@ const char usage_simulate[] =
 	"  --simulate-hwpref=no|yes         Callgrind's LL stream prefetcher [no]\n"
 	"                                   (both as Callgrind models them: write-through\n"
 	"                                   L1s; not with --L2)\n"
+	"  --cacheuse=no|yes                Callgrind's cache use: how well each line was\n"
+	"                                   used, charged when it is evicted to the\n"
+	"                                   instruction that loaded it (AcCost1 SpLoss1\n"
+	"                                   AcCost2 SpLoss2, after the other events) [no];\n"
+	"                                   its caches are Callgrind's (writes as reads,\n"
+	"                                   LL sees the lines L1 missed); not with --L2\n"
 	"  --<L>-replacement=lru            level L's replacement policy, L one of I1, D1,\n"
 	"                                   L2, LL [lru, the only one so far]\n"
 	"  --<L>-prefetch=none|callgrind    level L's prefetcher [none]; callgrind is\n"
@@ -120,7 +126,7 @@ const char usage_simulate[] =
 
 enum { OPT_CACHE_SIM = 256, OPT_BRANCH_SIM, OPT_I1, OPT_D1, OPT_L2, OPT_LL, OPT_OUT, OPT_THREADS,
        OPT_CACHES, OPT_SWEEP_SUMMARY, OPT_PLOT, OPT_BUILD_ID_DIR, OPT_ARCHIVE, OPT_TOOL,
-       OPT_INSTR_AT_START, OPT_SIMULATE_WB, OPT_SIMULATE_HWPREF, OPT_LEVEL_MODEL };
+       OPT_INSTR_AT_START, OPT_SIMULATE_WB, OPT_SIMULATE_HWPREF, OPT_CACHEUSE, OPT_LEVEL_MODEL };
 
 /* Cachegrind's handling of a bad --I1/--D1/--LL: its messages, status 1. */
 static int bad_cache_option(const char *name, const char *value, int result,
@@ -381,6 +387,7 @@ int cmd_simulate(int argc, char **argv)
 		{ "instr-at-start", required_argument, NULL, OPT_INSTR_AT_START },
 		{ "simulate-wb", required_argument, NULL, OPT_SIMULATE_WB },
 		{ "simulate-hwpref", required_argument, NULL, OPT_SIMULATE_HWPREF },
+		{ "cacheuse", required_argument, NULL, OPT_CACHEUSE },
 		LEVEL_MODEL_LONGOPTS(OPT_LEVEL_MODEL),
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -460,16 +467,18 @@ int cmd_simulate(int argc, char **argv)
 			}
 			break;
 		case OPT_SIMULATE_WB:
-		case OPT_SIMULATE_HWPREF: {
+		case OPT_SIMULATE_HWPREF:
+		case OPT_CACHEUSE: {
 			int yes;
 			if (parse_yes_no(optarg, &yes) < 0) {
 				status = usage_error(usage_simulate, "bad --%s '%s' (expected yes or no)",
-						     c == OPT_SIMULATE_WB ? "simulate-wb" : "simulate-hwpref",
-						     optarg);
+						     longopts[option_index].name, optarg);
 				goto free_lists;
 			}
 			if (c == OPT_SIMULATE_WB)
 				so.model.write_back = yes;
+			else if (c == OPT_CACHEUSE)
+				so.model.cache_use = yes;
 			else
 				parse_level_model(usage_simulate, "LL-prefetch", yes ? "callgrind" : "none",
 						  &so.model);
@@ -547,7 +556,13 @@ int cmd_simulate(int argc, char **argv)
 		report_error(&e);
 		goto out;
 	}
+	if (so.model.cache_use && so.cache_sim)
+		cache_use_model(&so.model, quiet);
 	for (int k = 0; k < n_configs && so.cache_sim; k++) {
+		if (so.model.cache_use && cache_use_check(&configs[k].h) < 0) {
+			status = 2;
+			goto out;
+		}
 		const char *no_model = cgt_cache_model_check(&so.model, &configs[k].h);
 		if (no_model != NULL) {
 			fprintf(stderr, "cgtrace: %s\n", no_model);
@@ -555,10 +570,12 @@ int cmd_simulate(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (!so.cache_sim && (so.model.write_back || cgt_cache_model_prefetches(&so.model))) {
+	if (!so.cache_sim &&
+	    (so.model.write_back || cgt_cache_model_prefetches(&so.model) || so.model.cache_use)) {
 		fprintf(stderr, "cgtrace: %s models caches: not with --cache-sim=no\n",
-			so.model.write_back ? "--simulate-wb=yes"
-					    : "a prefetcher (--simulate-hwpref=yes, --LL-prefetch)");
+			so.model.cache_use    ? "--cacheuse=yes"
+			: so.model.write_back ? "--simulate-wb=yes"
+					      : "a prefetcher (--simulate-hwpref=yes, --LL-prefetch)");
 		status = 2;
 		goto out;
 	}

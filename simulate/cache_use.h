@@ -92,6 +92,10 @@ long use_caches_take(struct use_caches *u, const struct level_ref *refs, uint32_
 
 struct backdate;
 
+/* A back-dating tree's nodes are numbered from 1: 0 is none (and the node
+   of every fill without a tree). */
+#define NO_NODE 0
+
 struct use_sink {
 	/* I1's and D1's slots: the loader's cost row (an index in the costs
 	   handed in; 0: none), its activation's node (with a back-dating

@@ -26,8 +26,6 @@
 
 #include "cache_use.h"
 
-#define NO_NODE 0	/* node 0 is never one */
-
 struct backdate_node {
 	uint32_t parent;	/* NO_NODE: a root */
 	uint32_t arc;		/* the replay's, NO_ARC for none */

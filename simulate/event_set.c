@@ -56,8 +56,17 @@ static void add_dirty_misses(struct cgt_event_set *es)
 	add(es, "DLdmw", CGT_ACCESS_WRITE, CGT_EVENT_DIRTY_MISS);
 }
 
+/* Callgrind's cache-use events, last. */
+static void add_use(struct cgt_event_set *es)
+{
+	add(es, "AcCost1", CGT_ACCESS_USE_COST, CGT_LEVEL_D1);
+	add(es, "SpLoss1", CGT_ACCESS_USE_LOSS, CGT_LEVEL_D1);
+	add(es, "AcCost2", CGT_ACCESS_USE_COST, CGT_LEVEL_LL);
+	add(es, "SpLoss2", CGT_ACCESS_USE_LOSS, CGT_LEVEL_LL);
+}
+
 void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int branch_sim,
-			int write_back)
+			int write_back, int cache_use)
 {
 	memset(es, 0, sizeof(*es));
 	add_group(es, "I", "r", CGT_ACCESS_FETCH, CGT_LEVEL_I1, cache_sim, has_L2);
@@ -69,6 +78,8 @@ void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int
 		add_branches(es);
 	if (cache_sim && write_back)
 		add_dirty_misses(es);
+	if (cache_sim && cache_use)
+		add_use(es);
 }
 
 void cgt_event_set_init_callgrind(struct cgt_event_set *es, int cache_sim, int branch_sim,
@@ -90,12 +101,8 @@ void cgt_event_set_init_callgrind(struct cgt_event_set *es, int cache_sim, int b
 	}
 	if (branch_sim)
 		add_branches(es);
-	if (cache_use) {
-		add(es, "AcCost1", CGT_ACCESS_USE_COST, CGT_LEVEL_D1);
-		add(es, "SpLoss1", CGT_ACCESS_USE_LOSS, CGT_LEVEL_D1);
-		add(es, "AcCost2", CGT_ACCESS_USE_COST, CGT_LEVEL_LL);
-		add(es, "SpLoss2", CGT_ACCESS_USE_LOSS, CGT_LEVEL_LL);
-	}
+	if (cache_use)
+		add_use(es);
 }
 
 int cgt_event_set_find(const struct cgt_event_set *es, enum cgt_access access, int level)

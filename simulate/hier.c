@@ -23,6 +23,7 @@
 
 #include "block_program.h"
 #include "cache_model.h"
+#include "cache_use.h"
 #include "hier.h"
 #include "level.h"
 #include "specialise.h"
@@ -191,8 +192,10 @@ struct forest {
 
 /* A configuration of a part whose models are not all Cachegrind's (see
    specialise.h): simulated alone, its L1s as Cachegrind's caches, its LL
-   a level of the general model.  Its misses by slot, for L1 (the level it
-   missed first), LL, and LL misses that evicted a dirty line. */
+   a level of the general model -- or, with cache use, Callgrind's caches
+   that keep it (cache_use.h), charging each line's use to the slot that
+   loaded it.  Its misses by slot, for L1 (the level it missed first), LL,
+   and LL misses that evicted a dirty line. */
 enum { GENERAL_L1, GENERAL_LL, GENERAL_LL_DIRTY, GENERAL_COUNTS };
 
 struct general {
@@ -200,6 +203,12 @@ struct general {
 	struct cache_model l1[2];	/* I1, D1 */
 	struct level LL;
 	struct miss_counts misses[GENERAL_COUNTS];
+	/* With cache use: its caches, its sink, and the sink's cost rows, a
+	   slot's at (slot + 1) x USE_COLUMNS (row 0: no loader) */
+	struct use_caches use;
+	struct use_sink sink;
+	uint64_t *use_costs;
+	size_t cap_use_costs;
 };
 
 /* An LL reference's handle: L1 did not miss it (a write, with write-back). */
@@ -214,6 +223,11 @@ struct part {
 	struct general *general;
 	struct level_ref *ll_refs;
 	uint8_t *ll_outcomes;
+	/* With cache use: a bunch's references' misses and slots (by handle,
+	   their place in the bunch), and the lines their L1s fill */
+	uint8_t *use_missed;
+	uint32_t *use_slot;
+	struct use_fill *use_fills;
 	unsigned *configs;		/* the configurations it owns (global indices) */
 	unsigned n_configs;
 	size_t cap_configs;
@@ -610,11 +624,24 @@ static int general_build(struct part *p)
 	    (p->ll_refs = malloc(2 * BUNCH * sizeof(*p->ll_refs))) == NULL ||
 	    (p->ll_outcomes = malloc(2 * BUNCH)) == NULL)
 		return -1;
+	if (h->model.cache_use &&
+	    ((p->use_missed = malloc(2 * BUNCH)) == NULL ||
+	     (p->use_slot = malloc(2 * BUNCH * sizeof(*p->use_slot))) == NULL ||
+	     (p->use_fills = malloc(4 * BUNCH * sizeof(*p->use_fills))) == NULL))
+		return -1;
 	for (unsigned k = 0; k < p->n_configs; k++) {
 		struct general *g = &p->general[k];
 		const struct cgt_hierarchy *c = &h->configs[p->configs[k]];
 		g->config = p->configs[k];
 		h->general_of[g->config] = g;
+		if (h->model.cache_use) {
+			static const int columns[USE_COLUMNS] = { USE_ACCOST1, USE_SPLOSS1, USE_ACCOST2,
+								  USE_SPLOSS2 };
+			if (use_caches_init(&g->use, c, &h->model) < 0 ||
+			    use_sink_init(&g->sink, c, columns, NULL) < 0)
+				return -1;
+			continue;
+		}
 		for (int side = 0; side < 2; side++) {
 			const struct cgt_cache_config *l1 = &c->level[CGT_LEVEL_I1 + side];
 			if (cache_model_init(&g->l1[side], (uint32_t)l1->size, (uint32_t)l1->assoc,
@@ -701,7 +728,7 @@ static int gather_init(struct hier *h)
 			if (side == 0 && line_bits < h->fetch_line_bits)
 				h->fetch_line_bits = line_bits;
 		}
-		if (!one_line)
+		if (!one_line || !h->may.elide_mru_reads)
 			continue;
 		h->last_line_mask[side] = (uint64_t)fewest - 1;
 		h->last_line_bits[side] = (uint32_t)__builtin_ctz((uint32_t)first->line);
@@ -1206,13 +1233,72 @@ static int general_take(struct part *p, struct general *g, const struct bunch *b
 	return 0;
 }
 
+/*
+ * A general configuration with cache use takes a bunch: the fetches and
+ * the data through Callgrind's caches that keep it (cache_use.h), the
+ * misses counted at their slots, and each line an L1 fills handed to the
+ * sink, which charges the line it evicted to the slot that loaded that.
+ */
+static int general_take_use(struct part *p, struct general *g, const struct bunch *b)
+{
+	const uint32_t n_fetch = b->n[0], n = b->n[0] + b->n[1];
+	if (n == 0)
+		return 0;
+	uint64_t first = b->n[0] == 0 ? b->refs[1][0].seq
+			 : b->n[1] == 0 || b->refs[0][0].seq < b->refs[1][0].seq ? b->refs[0][0].seq
+										  : b->refs[1][0].seq;
+	struct level_ref *refs = p->ll_refs;
+	uint32_t last_slot = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct pending *r = k < n_fetch ? &b->refs[0][k] : &b->refs[1][k - n_fetch];
+		/* (the handle: its place in the bunch, in program order; writes
+		   are simulated as reads) */
+		uint32_t handle = (uint32_t)(r->seq - first);
+		refs[k] = (struct level_ref){ r->addr, r->size, 0, 0, handle };
+		p->use_slot[handle] = r->slot;
+		last_slot = r->slot > last_slot ? r->slot : last_slot;
+	}
+	size_t need = ((size_t)last_slot + 2) * USE_COLUMNS, had = g->cap_use_costs;
+	if (need > had) {
+		if (cgt_array_grow(&g->use_costs, &g->cap_use_costs, had, need - had,
+				   sizeof(*g->use_costs)) < 0)
+			return -1;
+		memset(g->use_costs + had, 0, (g->cap_use_costs - had) * sizeof(*g->use_costs));
+	}
+	long n_fills = use_caches_take(&g->use, refs, n_fetch, n, p->use_missed, p->use_fills);
+	if (n_fills < 0)
+		return -1;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t slot = p->use_slot[refs[k].handle];
+		if ((p->use_missed[k] >= 1 && count_miss(&g->misses[GENERAL_L1], slot) < 0) ||
+		    (p->use_missed[k] == 2 && count_miss(&g->misses[GENERAL_LL], slot) < 0))
+			return -1;
+	}
+	for (long f = 0; f < n_fills; f++) {
+		const struct use_fill *fill = &p->use_fills[f];
+		uint32_t loader = (p->use_slot[fill->op] + 1) * USE_COLUMNS;
+		use_sink_fill(&g->sink, fill, loader, NO_NODE, 1, g->use_costs);
+	}
+	return 0;
+}
+
+/* The end of the run for a general configuration with cache use: every
+   line resident evicted (Callgrind's cacheuse_finish). */
+static void general_finish_use(struct general *g)
+{
+	const struct level_use *const l1_use[2] = { g->use.l1[0].use, g->use.l1[1].use };
+	if (g->use_costs != NULL)
+		use_sink_finish(&g->sink, l1_use, 1, g->use_costs);
+}
+
 /* L1 takes a bunch (the fetches and the data, each side in program
    order), then the forest or, if queues are full, the levels below. */
 static int part_take(struct part *p, const struct bunch *b)
 {
 	if (p->general != NULL) {
 		for (unsigned k = 0; k < p->n_configs; k++)
-			if (general_take(p, &p->general[k], b) < 0)
+			if ((p->h->model.cache_use ? general_take_use(p, &p->general[k], b)
+						   : general_take(p, &p->general[k], b)) < 0)
 				return -1;
 		return 0;
 	}
@@ -1263,7 +1349,7 @@ static struct ref_program *compile(struct hier *h, const struct cgt_block *blk)
 			uint64_t last = (in->addr + in->len - 1) >> h->fetch_line_bits;
 			int same = first == last && first == prev_last_line;
 			prev_last_line = last;
-			if (!same)
+			if (!same || !h->may.elide_mru_fetches)
 				rp->steps[n++] = (struct ref_step){ in->addr, k, 0, (uint8_t)in->len, 1, 0 };
 			/* A fetch's bytes, once for every execution (gather). */
 			h->addr_bits |= in->addr | (in->addr + in->len - 1);
@@ -1348,6 +1434,8 @@ static void part_turn(struct hier *h, struct part *p)
 	p->busy = 1;
 	pthread_mutex_unlock(&h->lock);
 	int rc = last ? drain(p) : part_take(p, b);
+	for (unsigned k = 0; last && h->model.cache_use && p->general != NULL && k < p->n_configs; k++)
+		general_finish_use(&p->general[k]);
 	pthread_mutex_lock(&h->lock);
 	p->busy = 0;
 	if (rc < 0 && !h->failed) {
@@ -1657,6 +1745,13 @@ void hier_misses(const struct hier *h, unsigned config, hier_miss_fn *add, void 
 		counts_out(h, &g->misses[GENERAL_L1], HIER_L1, add, arg);
 		counts_out(h, &g->misses[GENERAL_LL], CGT_LEVEL_LL, add, arg);
 		counts_out(h, &g->misses[GENERAL_LL_DIRTY], CGT_EVENT_DIRTY_MISS, add, arg);
+		/* cache use's charges, at the slots that loaded the lines */
+		for (size_t slot = 0; (slot + 2) * USE_COLUMNS <= g->cap_use_costs; slot++)
+			for (int c = 0; c < USE_COLUMNS; c++) {
+				uint64_t n = g->use_costs[(slot + 1) * USE_COLUMNS + (size_t)c];
+				if (n != 0)
+					add(arg, h->slots[slot].block, h->slots[slot].op, HIER_USE + c, n);
+			}
 		return;
 	}
 	for (int level = 0; level < CGT_N_LEVELS; level++) {
@@ -1691,10 +1786,16 @@ void hier_close(struct hier *h)
 			level_free(&g->LL);
 			for (int c = 0; c < GENERAL_COUNTS; c++)
 				miss_counts_free(&g->misses[c]);
+			use_caches_free(&g->use);
+			use_sink_free(&g->sink);
+			free(g->use_costs);
 		}
 		free(p->general);
 		free(p->ll_refs);
 		free(p->ll_outcomes);
+		free(p->use_missed);
+		free(p->use_slot);
+		free(p->use_fills);
 		for (unsigned k = 0; k < p->n_groups; k++) {
 			struct group *g = p->groups[k];
 			for (unsigned m = 0; m < g->n_members; m++)

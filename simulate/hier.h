@@ -43,8 +43,11 @@ int hier_run(struct hier *h, const char *path, unsigned threads,
 /* Calls add for each op of each block that missed at a level in
    configuration `config`: n misses.  level: enum cgt_level; HIER_L1, the
    L1 the op goes to (I1 for a fetch, D1 for data); or
-   CGT_EVENT_DIRTY_MISS, LL misses that evicted a dirty line. */
+   CGT_EVENT_DIRTY_MISS, LL misses that evicted a dirty line; or, with
+   cache use, HIER_USE + a column of cache_use.h's (USE_ACCOST1 ...
+   USE_SPLOSS2): the charges for the lines the op loaded. */
 #define HIER_L1 (-4)
+#define HIER_USE (-16)
 typedef void hier_miss_fn(void *arg, uint32_t block_id, uint32_t op, int level, uint64_t n);
 void hier_misses(const struct hier *h, unsigned config, hier_miss_fn *add, void *arg);
 

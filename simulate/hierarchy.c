@@ -111,6 +111,26 @@ const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct 
 		if (k != CGT_LEVEL_LL && m->replacement[k] != LEVEL_LRU)
 			return lru_only[k];
 	}
+	if (m->cache_use) {
+		/* Callgrind's I1, D1 and LL, as the use caches keep them
+		   (cache_use.c), without write-back or a prefetcher */
+		if (h->level[CGT_LEVEL_L2].size != 0)
+			return "--cacheuse=yes models Callgrind's I1, D1 and LL: not with --L2";
+		static const int use_levels[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
+		static const char *const too_many[3] = {
+			"--cacheuse=yes: I1 has more ways than it can simulate",
+			"--cacheuse=yes: D1 has more ways than it can simulate",
+			"--cacheuse=yes: LL has more ways than it can simulate",
+		};
+		for (int k = 0; k < 3; k++) {
+			struct level_config c = level_config_of(&h->level[use_levels[k]], m, use_levels[k]);
+			c.prefetcher = LEVEL_PREFETCH_NONE;
+			c.track_use = 1;
+			if (level_check(&c) != NULL)
+				return too_many[k];
+		}
+		return NULL;
+	}
 	const int prefetch = m->prefetch[CGT_LEVEL_LL] != LEVEL_PREFETCH_NONE;
 	if (!m->write_back && !prefetch)
 		return NULL;

@@ -33,6 +33,7 @@
 #include "block_program.h"
 #include "branch_model.h"
 #include "cache_model.h"
+#include "cache_use.h"
 #include "hier.h"
 #include "ll_model.h"
 #include "sim.h"
@@ -824,6 +825,7 @@ struct columns {
 	int mispredicted[CGT_ACCESS_INDIRECT + 1];
 	int missed[CGT_ACCESS_INDIRECT + 1][CGT_N_LEVELS];
 	int dirty[CGT_ACCESS_INDIRECT + 1];	/* LL misses that evicted a dirty line */
+	int use[USE_COLUMNS];			/* cache use's (cache_use.h) */
 };
 
 static void columns_init(struct columns *c, const struct cgt_event_set *es)
@@ -835,6 +837,10 @@ static void columns_init(struct columns *c, const struct cgt_event_set *es)
 			c->missed[a][l] = cgt_event_set_find(es, (enum cgt_access)a, l);
 		c->dirty[a] = cgt_event_set_find(es, (enum cgt_access)a, CGT_EVENT_DIRTY_MISS);
 	}
+	c->use[USE_ACCOST1] = cgt_event_set_find(es, CGT_ACCESS_USE_COST, CGT_LEVEL_D1);
+	c->use[USE_SPLOSS1] = cgt_event_set_find(es, CGT_ACCESS_USE_LOSS, CGT_LEVEL_D1);
+	c->use[USE_ACCOST2] = cgt_event_set_find(es, CGT_ACCESS_USE_COST, CGT_LEVEL_LL);
+	c->use[USE_SPLOSS2] = cgt_event_set_find(es, CGT_ACCESS_USE_LOSS, CGT_LEVEL_LL);
 }
 
 /* The access an op makes; -1 for ops that make none. */
@@ -922,7 +928,8 @@ static void add_hier_misses(void *arg, uint32_t block_id, uint32_t op, int level
 	int access = access_of(o->kind);
 	if (access < 0 || access >= CGT_ACCESS_COND)
 		return;
-	int column = level == CGT_EVENT_DIRTY_MISS ? r->col->dirty[access]
+	int column = level >= HIER_USE && level < HIER_USE + USE_COLUMNS ? r->col->use[level - HIER_USE]
+		     : level == CGT_EVENT_DIRTY_MISS ? r->col->dirty[access]
 		     : level == HIER_L1 ? r->col->missed[access][access == CGT_ACCESS_FETCH ? CGT_LEVEL_I1
 										  : CGT_LEVEL_D1]
 					: r->col->missed[access][level];
@@ -937,7 +944,7 @@ int cgt_sim_profile(const struct cgt_sim *s, unsigned config, const struct cgt_b
 	if (config < s->n_configs)
 		p->caches = s->configs[config];
 	cgt_event_set_init(&p->events, s->cache_sim, p->caches.level[CGT_LEVEL_L2].size != 0,
-			   s->o.branch_sim, s->model.write_back);
+			   s->o.branch_sim, s->model.write_back, s->model.cache_use);
 	struct columns col;
 	columns_init(&col, &p->events);
 	const unsigned n_events = p->events.n;

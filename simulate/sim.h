@@ -110,9 +110,10 @@ struct cgt_event_set {
 /* Cachegrind's events for these settings (Ir I1mr ILmr Dr D1mr DLmr Dw
    D1mw DLmw, then Bc Bcm Bi Bim), with I2mr, D2mr and D2mw after the
    level-1 ones when has_L2; with write_back, Callgrind's ILdmr DLdmr
-   DLdmw appended. */
+   DLdmw appended; with cache_use, Callgrind's AcCost1 SpLoss1 AcCost2
+   SpLoss2 last. */
 void cgt_event_set_init(struct cgt_event_set *es, int cache_sim, int has_L2, int branch_sim,
-			int write_back);
+			int write_back, int cache_use);
 
 /* Callgrind's (sim.c CLG_(init_eventsets), in its dump order): Ir, then
    with cache simulation Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw, and with

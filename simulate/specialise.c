@@ -23,6 +23,8 @@ void specialisations_choose(const struct cgt_cache_model *m, struct specialisati
 	s->segment_engine = p == all;
 	s->shared_stacks = p == all;
 	s->forest = p == all;
-	s->elide_mru_writes = (p & MODEL_NO_WRITE_BACK) != 0;
+	s->elide_mru_reads = (p & MODEL_NO_USE) != 0;
+	s->elide_mru_writes = (p & (MODEL_NO_WRITE_BACK | MODEL_NO_USE)) ==
+			      (MODEL_NO_WRITE_BACK | MODEL_NO_USE);
 	s->elide_mru_fetches = (p & MODEL_NO_USE) != 0;
 }

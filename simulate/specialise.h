@@ -32,10 +32,10 @@ struct specialisations {
 	   inclusion of D1s, no dirty state, no prefetches). */
 	int shared_stacks, forest;
 	/* A reference that can only hit L1's most recently used line need not
-	   be gathered: true of reads and fetches under any of these models;
-	   of writes only without write-back (a write-through L1 passes every
-	   write on to dirty the LL's line). */
-	int elide_mru_writes;
+	   be gathered: true of reads and fetches unless a level counts the
+	   uses of its lines; of writes, besides, only without write-back (a
+	   write-through L1 passes every write on to dirty the LL's line). */
+	int elide_mru_reads, elide_mru_writes;
 	/* An instruction fetched from the line the one before it in its block
 	   ended in need not be looked up (block_program.h): true unless a
 	   level counts the uses of its lines. */

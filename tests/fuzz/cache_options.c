@@ -20,7 +20,7 @@ static void outputs(const struct cgt_sweep_config *configs, unsigned n, int has_
 	uint64_t totals[64][CGT_MAX_EVENTS];
 	struct cgt_error e;
 
-	cgt_event_set_init(&es, 1, has_L2, 1, 0);
+	cgt_event_set_init(&es, 1, has_L2, 1, 0, 0);
 	for (unsigned k = 0; k < n; k++) {
 		for (unsigned ev = 0; ev < es.n; ev++)
 			totals[k][ev] = (uint64_t)configs[k].h.level[ev % CGT_N_LEVELS].size * (ev + 1) +

@@ -1,5 +1,5 @@
 /*
- * simulate/cache_use.h: the cache-use charge sink on hand-computed
+ * simulate/cache_use.h: the cache-use caches and charge sink on hand-computed
  * sequences, after callgrind/sim.c's update_L1_use, update_LL_use and
  * cacheuse_finish: an evicted line charged to its loader, its use pushed
  * into its LL slot and charged at that slot's eviction, nothing charged
@@ -88,9 +88,55 @@ static void nothing_charged(void)
 	use_sink_free(&s);
 }
 
+/* The caches: I1 and D1 one set of two 64-byte ways, LL two sets of two;
+   fetches and data given apart, merged back by their handles. */
+static void caches_take(void)
+{
+	struct cgt_hierarchy h = { 0 };
+	h.level[CGT_LEVEL_I1] = (struct cgt_cache_config){ 128, 2, 64 };
+	h.level[CGT_LEVEL_D1] = (struct cgt_cache_config){ 128, 2, 64 };
+	h.level[CGT_LEVEL_LL] = (struct cgt_cache_config){ 256, 2, 64 };
+	struct cgt_cache_model m = { 0 };
+	struct use_caches u;
+	CHECK(use_caches_init(&u, &h, &m) == 0);
+	/* program order by handle: fetch 0x1000, read 0x2000 (4 bytes),
+	   fetch 0x1010 (its line again), read 0x3000, 0x4000 (evicting
+	   0x2000's line), 0x10 (line 0: evicting 0x3000's, LL not asked) */
+	const struct level_ref refs[6] = {
+		{ 0x1000, 4, 0, 0, 0 }, { 0x1010, 4, 0, 0, 2 },
+		{ 0x2000, 4, 0, 0, 1 }, { 0x3000, 8, 0, 0, 3 }, { 0x4000, 8, 0, 0, 4 }, { 0x10, 8, 0, 0, 5 },
+	};
+	uint8_t missed[6];
+	struct use_fill fills[12];
+	CHECK_EQ(use_caches_take(&u, refs, 2, 6, missed, fills), 5);
+	/* every line LL sees is in its set 0: all miss */
+	const uint8_t want[6] = { 2, 0, 2, 2, 2, 1 };
+	CHECK(memcmp(missed, want, sizeof(want)) == 0);
+	const uint32_t ops[5] = { 0, 1, 3, 4, 5 };
+	for (int f = 0; f < 5; f++) {
+		CHECK_EQ(fills[f].op, ops[f]);
+		CHECK_EQ(fills[f].l1, f > 0);
+		CHECK_EQ(fills[f].ll_filled, f < 4);
+	}
+	CHECK_EQ(fills[4].ll_slot, NO_USE_LL);
+	CHECK(fills[1].ll_slot != NO_USE_LL && fills[2].ll_slot != fills[1].ll_slot);
+	/* 0x4000 takes 0x2000's way: that line used once, in its bytes 0-3
+	   (two parts of 2 bytes); 0x10 takes 0x3000's, bytes 0-7 */
+	CHECK_EQ(fills[3].slot, fills[1].slot);
+	CHECK_EQ(fills[3].count, 1);
+	CHECK_EQ(fills[3].mask, 0x3);
+	CHECK_EQ(fills[4].slot, fills[2].slot);
+	CHECK_EQ(fills[4].mask, 0xf);
+	CHECK_EQ(fills[0].count + fills[1].count + fills[2].count, 0);	/* cold ways */
+	/* I1's line: the fetch and the one after, two uses */
+	CHECK_EQ(u.l1[0].use[fills[0].slot].count, 2);
+	use_caches_free(&u);
+}
+
 int main(void)
 {
-	PLAN(2);
+	PLAN(3);
+	RUN(caches_take);
 	RUN(charges_at_eviction);
 	RUN(nothing_charged);
 	return CHECK_DONE();

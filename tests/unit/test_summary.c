@@ -33,7 +33,7 @@ static char *printed(const uint64_t *t, int cache, int branch)
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	struct cgt_event_set es;
-	cgt_event_set_init(&es, cache, cache > 1, branch, 0);
+	cgt_event_set_init(&es, cache, cache > 1, branch, 0, 0);
 	cgt_print_summary(f, 0, &es, t);
 	fclose(f);
 	/* "==0== " -> "==PID== " */

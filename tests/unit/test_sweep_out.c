@@ -84,7 +84,7 @@ static const struct cgt_sweep_table two = { &plain_events, two_rows, 2 };
 
 static void set_up_two(void)
 {
-	cgt_event_set_init(&plain_events, 1, 0, 0, 0);
+	cgt_event_set_init(&plain_events, 1, 0, 0, 0, 0);
 	two_rows[0] = (struct cgt_sweep_row){ "D1-4096-2-64.LL-1048576-16-64",
 					      hierarchy(4096, 2, 64, 0, 1 << 20), totals_a };
 	two_rows[1] = (struct cgt_sweep_row){ "D1-8192-2-64.LL-1048576-16-64",
@@ -267,7 +267,7 @@ static void no_instructions(void)
 static void with_l2(void)
 {
 	struct cgt_event_set es;
-	cgt_event_set_init(&es, 1, 1, 0, 0);
+	cgt_event_set_init(&es, 1, 1, 0, 0, 0);
 	static const uint64_t t256[] = { 2000000, 500, 100, 50, 600000, 9000, 2000, 400,
 					 200000, 700, 301, 30 };
 	static const uint64_t t512[] = { 2000000, 500, 80, 50, 600000, 9000, 1000, 400,
