@@ -29,8 +29,11 @@ struct file_id {
 	int written;
 };
 
-/* One file's writer: its compressed names outlive a part, for the parts
-   after it in the same file (--combine-dumps). */
+/* One file's writer: its numbers for names outlive a part, for the parts
+   after it in the same file (--combine-dumps); each part defines the
+   names it uses again, as Callgrind's does (dump.c init_dump_array, at
+   every dump) and as KCachegrind reads them (its loader forgets them at
+   a new part). */
 struct cgt_callgrind_writer {
 	FILE *f;
 	const struct cgt_cg_profile *p;
@@ -341,19 +344,16 @@ int cgt_callgrind_writer_part(struct cgt_callgrind_writer *w, FILE *f, const str
 		size_t n = w->n_obj_written;
 		if (cgt_array_grow(&w->obj_written, &n, 0, (size_t)p->n_objs + 1, 1) < 0)
 			return cgt_fail(e, cgt_err_nomem, "out of memory");
-		memset(w->obj_written + w->n_obj_written, 0, n - w->n_obj_written);
 		w->n_obj_written = n;
 	}
-	if (first) {
-		/* a file of its own: every name defined again */
-		memset(w->obj_written, 0, w->n_obj_written);
-		for (uint32_t i = 1; i <= w->n_files; i++)
-			w->files[i].written = 0;
-		for (size_t i = 0; i < w->fn_ids.cap; i++)
-			if (w->fn_ids.slots[i].value != NULL)
-				w->fn_ids.slots[i].value =
-					(void *)((uintptr_t)w->fn_ids.slots[i].value & ~(uintptr_t)FN_WRITTEN);
-	}
+	/* every name defined again in each part, under the same number */
+	memset(w->obj_written, 0, w->n_obj_written);
+	for (uint32_t i = 1; i <= w->n_files; i++)
+		w->files[i].written = 0;
+	for (size_t i = 0; i < w->fn_ids.cap; i++)
+		if (w->fn_ids.slots[i].value != NULL)
+			w->fn_ids.slots[i].value =
+				(void *)((uintptr_t)w->fn_ids.slots[i].value & ~(uintptr_t)FN_WRITTEN);
 	put_header(w, w->h, first);
 
 	struct line_cost cur = { 0 };

@@ -5,7 +5,7 @@
 # a file that is empty or broken is refused (exit 2), so that two of them
 # never agree.
 source "$(dirname "$0")/../lib.sh"
-plan 37
+plan 38
 
 compare=$ROOT/tests/tools/callgrind_compare.py
 run() { out=$("$@" 2>&1); rc=$?; }
@@ -214,6 +214,14 @@ first_ref=$(grep -m1 -n '^cfn=([0-9]*)$' plain.cg | cut -d: -f1)
 sed "${first_ref:-1}s/^cfn=(\([0-9]*\))\$/cfn=(99999)/" plain.cg > undefined.cg
 refused "an undefined compressed name: refused" "undefined.cg:${first_ref:-?}: 'cfn=(99999)' refers to an undefined fn name" \
 	plain.cg undefined.cg
+# A part's names are its own (KCachegrind's loader forgets them at a new
+# part; Callgrind defines them again in each): a later part that only
+# refers to a name an earlier part defined is refused.
+sed '/^part: 2$/,$ s/^\([a-z]*=([0-9]*)\) .*/\1/' parts.cg > parts-undefined.cg
+first_use=$(awk '/^part: 2$/ { p = 1 } p && /^[a-z]+=\([0-9]+\)$/ { print NR ": '\''" $0 "'\''"; exit }' \
+	parts-undefined.cg)
+refused "a later part using a name only an earlier part defined: refused" \
+	"parts-undefined.cg:${first_use:-?} refers to an undefined" parts.cg parts-undefined.cg
 first_call=$(grep -m1 -n '^calls=' plain.cg | cut -d: -f1)
 head -n "${first_call:-0}" plain.cg > truncated.cg
 refused "a calls= line at the end, without its cost line: refused" "a calls= line must be followed by its cost line" \

@@ -4,6 +4,8 @@ Usage: callgrind_compare.py [options] EXPECTED ACTUAL
 
 Each file is read as callgrind-format.md describes the format: name
 compression in three pools (ob cob | fl fi fe cfi cfl jfi | fn cfn jfn),
+each part's own (KCachegrind's loader forgets every "(N) name" at a new
+part, and Callgrind defines them again in each part it appends),
 "(N) name" definitions anywhere, positions "+N", "-N", "*" relative to
 the current position, "positions: line", "instr line" or "instr", fi=/fe=
 switching the file inside a function (fn= goes back to the last fl=),
@@ -159,7 +161,6 @@ class Reader:
     def __init__(self, path, semantics):
         self.path = path
         self.semantics = semantics    # 'auto', 'callgrind' or 'readers'
-        self.pools = {'ob': {}, 'fl': {}, 'fn': {}}
         self.parts = []
         self.lineno = 0
         self.creator = None
@@ -257,6 +258,7 @@ class Reader:
             nonlocal part, fn
             part = Part(len(self.parts) + 1)
             self.parts.append(part)
+            self.pools = {'ob': {}, 'fl': {}, 'fn': {}}
             where.pos = where.w_pos = None
             fn = None
 
