@@ -40,7 +40,7 @@ callgrind_configs=(
 	""
 	"--cache-sim=yes --branch-sim=yes --dump-instr=yes --collect-jumps=yes --combine-dumps=yes"
 )
-plan $((1 + ${#sets[@]} + 5))
+plan $((1 + ${#sets[@]} + 6))
 
 sorted=$WORK/callgrind_annotate.sorted
 sed -e 's/} keys %\$tmp\([12]\{0,1\}\);/} sort keys %$tmp\1;/' \
@@ -125,3 +125,16 @@ rc_ours=$?
 sed -i '1s/callgrind_annotate/cgtrace report/' ref.err
 check_same_file "a bad option: its usage message" ref.err ours.err
 check_eq "... and its exit status" "$rc_ref" "$rc_ours"
+
+# --format=json: the same data; the program totals and the first function
+# of the text, and every call's count summed as the calls= lines say.
+json=$("$CGTRACE" report --format=json files/recursion.cg0 | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+first = d["functions"][d["ranked"][0]]
+print(d["program_totals"][0], first["name"], first["self"][0], sum(c["count"] for c in d["calls"]))')
+text=$("$CGTRACE" report files/recursion.cg0 | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); t = $1 }
+	/file:function/ { getline; getline; gsub(",", "", $1); print t, $3, $1; exit }')
+calls=$(awk -F'[= ]' '/^calls=/ { n += $2 } END { print n }' files/recursion.cg0)
+check_eq "--format=json: the program totals, the first function and its self cost, the calls" \
+	"$text $calls" "$json"
