@@ -274,10 +274,15 @@ int cgt_callgrind_sniff(const char *path)
 	static const char *const callgrind_only[] = {
 		"version:", "creator:", "pid:", "thread:", "part:", "positions:",
 	};
-	FILE *f = fopen(path, "r");
+	struct stat st;
 	char line[4096];
 	int found = 0, at_start = 1;
 	size_t read = 0;
+	/* a pipe or FIFO is not read here: what is read is gone (and opening
+	   a FIFO waits for its writer) */
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	FILE *f = fopen(path, "r");
 	if (f == NULL)
 		return 0;
 	/* The header within the first 64 KiB; a long line is read in pieces,

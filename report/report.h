@@ -263,7 +263,8 @@ struct cgt_callgrind_read_options {
 /* 1 if path's content starts as a callgrind.out file does (its first line
    "# callgrind format", or a header line that only Callgrind writes:
    version:, creator:, positions:, pid:, part:, thread:, before events:);
-   0 if not, or if it cannot be read. */
+   0 if not, if it cannot be read, or if it is not a regular file (a pipe
+   is not read twice). */
 int cgt_callgrind_sniff(const char *path);
 /* 0, or a negative cgt_status with "path:line: what was expected" in e. */
 int cgt_callgrind_read(const char *path, const struct cgt_callgrind_read_options *o,
