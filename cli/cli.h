@@ -44,6 +44,9 @@ int cache_use_check(const struct cgt_hierarchy *caches);
 uint64_t usable_cpus(void);
 /* The one TRACE argument left after the options (0), or a usage error. */
 int one_trace(int argc, char **argv, const char *usage, const char **path);
+/* `cgtrace report` of a callgrind.out file (report_callgrind.c): its
+   exit status. */
+int cmd_report_callgrind(int argc, char **argv);
 /* Prints "cgtrace: <e->msg>"; returns 1. */
 int report_error(const struct cgt_error *e);
 /* A result file written through a temporary (record.h's cgt_output_*),

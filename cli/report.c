@@ -86,7 +86,18 @@ static const char help_report[] =
 	"                        event, such as D1mr or Bcm, whose totals differ the most\n"
 	"                        between the files, relative to the largest; if none\n"
 	"                        differ, the first miss event counted; else the first)\n"
-	"  --top N               with --compare, show N functions and N lines (default: 20)\n";
+	"  --top N               with --compare, show N functions and N lines (default: 20)\n"
+	"\n"
+	"callgrind.out files (callgrind_annotate of Valgrind 3.19):\n"
+	"  When the first argument not starting with '-' names a callgrind.out file\n"
+	"  (its first line \"# callgrind format\", or a header line only Callgrind\n"
+	"  writes: version:, creator:, positions:, pid:, part:, thread:), the command\n"
+	"  line is callgrind_annotate's: options --opt=value only (--inclusive=yes|no,\n"
+	"  --tree=none|caller|calling|both, --threshold=N, --show=A,B, --sort=A:N,B,\n"
+	"  --show-percs=yes|no, --auto=yes|no, --context=N, -I=DIR/--include=DIR, and\n"
+	"  cgtrace's --format=text|json), the arguments after the file source files\n"
+	"  to annotate, and the output callgrind_annotate's.  Its help:\n"
+	"  cgtrace report --help FILE.\n";
 
 enum opt {
 	OPT_HELP, OPT_VERSION, OPT_DIFF, OPT_MOD_FILENAME, OPT_MOD_FUNCNAME, OPT_SHOW, OPT_SORT,
@@ -331,6 +342,16 @@ int cmd_report(int argc, char **argv)
 
 	if (files == NULL)
 		return 1;
+	/* A callgrind.out file takes callgrind_annotate's command line, whose
+	   first argument not starting with '-' is the file. */
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] != '-') {
+			if (cgt_callgrind_sniff(argv[i])) {
+				free(files);
+				return cmd_report_callgrind(argc, argv);
+			}
+			break;
+		}
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *value;
 		if (options_done || arg[0] != '-' || strcmp(arg, "-") == 0) {

@@ -175,6 +175,133 @@ int cgt_callgrind_writer_part(struct cgt_callgrind_writer *w, FILE *f, const str
 			      int first, struct cgt_error *e);
 void cgt_callgrind_writer_close(struct cgt_callgrind_writer *w);
 
+/* ---- Reading callgrind.out files (callgrind_read.c) -------------------
+ *
+ * A file as callgrind_annotate 3.19 reads it: a function is its
+ * "file:name" (the file of the last fl=, fi= or fe=, without the
+ * strip_prefix callgrind_annotate takes off, its working directory; a
+ * callee's file, from cfi=/cfl=, keeps it), every part of the file summed
+ * (--combine-dumps=yes), the last summary: and totals: lines kept, jump
+ * lines read and passed over.  What Callgrind 3.19 and cgtrace write is
+ * read; anything else is an error naming the file and line (never a
+ * warning and a guess, as callgrind_annotate does).
+ */
+
+#define CGT_CALLGRIND_MAX_EVENTS 64
+
+/* One count per event of the file; given says which ones a line gave
+   (bit i: event i): callgrind_annotate prints "." for an event never given,
+   0 for one given as 0. */
+struct cgt_cost {
+	uint64_t given;
+	uint64_t count[];
+};
+
+struct cgt_callgrind_fn {
+	const char *name;		/* "file:function", its identity */
+	const char *file, *function;	/* the parts it was made of */
+	const char *object;		/* ob= at its last fn= line; NULL: none */
+	int listed;			/* it had a fn=, fi= or fe= line of its own */
+	struct cgt_cost *self;		/* its cost lines */
+	struct cgt_cost *calls;		/* the inclusive cost of the calls it made */
+	struct cgt_cost *called;	/* of the calls made to it; NULL: never called */
+};
+
+/* The calls from one function to another, every call site summed. */
+struct cgt_callgrind_call {
+	size_t caller, callee;		/* indices into fns */
+	uint64_t count;
+	struct cgt_cost *cost;		/* inclusive */
+};
+
+/* A source line's self cost. */
+struct cgt_callgrind_line {
+	uint64_t line;
+	struct cgt_cost *cost;
+};
+
+/* The calls from one function to another made at one line of a file. */
+struct cgt_callgrind_line_call {
+	uint64_t line;
+	size_t caller, callee;
+	uint64_t count;
+	struct cgt_cost *cost;
+};
+
+struct cgt_callgrind_file {
+	const char *name;
+	struct cgt_callgrind_line *lines;	/* by line number */
+	size_t n_lines;
+	struct cgt_callgrind_line_call *calls;	/* in the order of the file */
+	size_t n_calls;
+};
+
+struct cgt_callgrind_store;
+
+struct cgt_callgrind_profile {
+	/* the header's values; NULL where a line was absent */
+	const char *creator, *pid, *part, *thread, *cmd;
+	const char **desc;		/* every desc: line's value */
+	unsigned n_desc;
+	int has_line, has_addr;		/* positions: */
+	const char **events;
+	unsigned n_events;
+	struct cgt_cost *summary, *totals;	/* the last such lines; NULL: none */
+	struct cgt_callgrind_fn *fns;	/* in the order the file names them */
+	size_t n_fns;
+	struct cgt_callgrind_call *calls;	/* in the order of the file */
+	size_t n_calls;
+	struct cgt_callgrind_file *files;	/* fl=, fi=, fe= files, in order */
+	size_t n_files;
+	struct cgt_callgrind_store *store;
+};
+
+struct cgt_callgrind_read_options {
+	const char *strip_prefix;	/* taken off the start of fl=/fi=/fe= names; NULL: none */
+};
+
+/* 1 if path's content starts as a callgrind.out file does (its first line
+   "# callgrind format", or a header line that only Callgrind writes:
+   version:, creator:, positions:, pid:, part:, thread:, before events:);
+   0 if not, if it cannot be read, or if it is not a regular file (a pipe
+   is not read twice). */
+int cgt_callgrind_sniff(const char *path);
+/* 0, or a negative cgt_status with "path:line: what was expected" in e. */
+int cgt_callgrind_read(const char *path, const struct cgt_callgrind_read_options *o,
+		       struct cgt_callgrind_profile **p, struct cgt_error *e);
+void cgt_callgrind_free(struct cgt_callgrind_profile *p);
+
+/* ---- callgrind_annotate (callgrind_text.c, callgrind_source.c,
+        callgrind_json.c) ------------------------------------------------ */
+
+/* callgrind_annotate 3.19's options, as given on its command line (its
+   texts are printed as given). */
+struct cgt_callgrind_annotate_options {
+	const char *input;			/* the file's name as given */
+	const char *const *show;		/* NULL: every event */
+	unsigned n_show;
+	const char *const *sort;		/* NULL: every event, in order */
+	unsigned n_sort;
+	const char *const *sort_thresholds;	/* per sort event, "N" of EVENT:N or NULL;
+						   NULL: none had one */
+	const char *threshold;			/* --threshold's number ("99") */
+	const char *context;			/* --context's number ("8") */
+	int show_percs, auto_annotate, inclusive, tree_caller, tree_calling;
+	const char *const *include_dirs;	/* "DIR/" each, in order */
+	unsigned n_include_dirs;
+	const char *const *user_files;		/* source files to annotate */
+	unsigned n_user_files;
+	int json;				/* the same data as JSON (REPORT-JSON.md) */
+};
+
+/* Prints what callgrind_annotate 3.19 prints for p with these options,
+   with ties in its order of equal costs (and of files) broken by name,
+   where its own order is its Perl hashes' (which changes from run to
+   run).  0, or a negative cgt_status with callgrind_annotate's message
+   in e (an event not in the file, a user file not found). */
+int cgt_callgrind_annotate(FILE *out, const struct cgt_callgrind_profile *p,
+			   const struct cgt_callgrind_annotate_options *o, struct cgt_error *e);
+
 /* ---- cg_annotate (annotation.c, annotate_text.c, annotate_json.c,
         mod_regex.c) ----------------------------------------------------- */
 
