@@ -191,17 +191,16 @@ struct forest {
 };
 
 /* A configuration of a part whose models are not all Cachegrind's (see
-   specialise.h): simulated alone, its L1s as Cachegrind's caches, its LL
-   a level of the general model -- or, with cache use, Callgrind's caches
-   that keep it (cache_use.h), charging each line's use to the slot that
-   loaded it.  Its misses by slot, for L1 (the level it missed first), LL,
+   specialise.h): simulated alone, its L1s and LL levels of the general
+   model (L1s write-through and without prefetcher, as Callgrind models
+   them) -- or, with cache use, Callgrind's caches that keep it
+   (cache_use.h), charging each line's use to the slot that loaded it.  Its misses by slot, for L1 (the level it missed first), LL,
    and LL misses that evicted a dirty line. */
 enum { GENERAL_L1, GENERAL_LL, GENERAL_LL_DIRTY, GENERAL_COUNTS };
 
 struct general {
 	unsigned config;
-	struct cache_model l1[2];	/* I1, D1 */
-	struct level LL;
+	struct level l1[2], LL;		/* I1, D1; LL */
 	struct miss_counts misses[GENERAL_COUNTS];
 	/* With cache use: its caches, its sink, and the sink's cost rows, a
 	   slot's at (slot + 1) x USE_COLUMNS (row 0: no loader) */
@@ -223,6 +222,9 @@ struct part {
 	struct general *general;
 	struct level_ref *ll_refs;
 	uint8_t *ll_outcomes;
+	/* a bunch's references to each L1, and their outcomes */
+	struct level_ref *l1_refs[2];
+	uint8_t *l1_outcomes[2];
 	/* With cache use: a bunch's references' misses and slots (by handle,
 	   their place in the bunch), and the lines their L1s fill */
 	uint8_t *use_missed;
@@ -624,6 +626,10 @@ static int general_build(struct part *p)
 	    (p->ll_refs = malloc(2 * BUNCH * sizeof(*p->ll_refs))) == NULL ||
 	    (p->ll_outcomes = malloc(2 * BUNCH)) == NULL)
 		return -1;
+	for (int side = 0; side < 2; side++)
+		if ((p->l1_refs[side] = malloc(BUNCH * sizeof(*p->l1_refs[side]))) == NULL ||
+		    (p->l1_outcomes[side] = malloc(BUNCH)) == NULL)
+			return -1;
 	if (h->model.cache_use &&
 	    ((p->use_missed = malloc(2 * BUNCH)) == NULL ||
 	     (p->use_slot = malloc(2 * BUNCH * sizeof(*p->use_slot))) == NULL ||
@@ -643,9 +649,10 @@ static int general_build(struct part *p)
 			continue;
 		}
 		for (int side = 0; side < 2; side++) {
-			const struct cgt_cache_config *l1 = &c->level[CGT_LEVEL_I1 + side];
-			if (cache_model_init(&g->l1[side], (uint32_t)l1->size, (uint32_t)l1->assoc,
-					     (uint32_t)l1->line) < 0)
+			struct level_config lc = level_config_of(&c->level[CGT_LEVEL_I1 + side], &h->model,
+								 CGT_LEVEL_I1 + side);
+			lc.write_back = lc.callgrind_tags = 0;	/* write-through */
+			if (level_init(&g->l1[side], &lc) < 0)
 				return -1;
 		}
 		struct level_config lc = level_config_of(&c->level[CGT_LEVEL_LL], &h->model, CGT_LEVEL_LL);
@@ -1204,12 +1211,21 @@ static int general_take(struct part *p, struct general *g, const struct bunch *b
 	const int write_back = h->model.write_back,
 		  prefetch = h->model.prefetch[CGT_LEVEL_LL] != LEVEL_PREFETCH_NONE;
 	const struct pending *side_refs[2] = { b->refs[0], b->refs[1] };
+	/* each L1 takes its side's references (writes as reads: write-through,
+	   no dirty line) */
+	for (int side = 0; side < 2; side++) {
+		for (uint32_t k = 0; k < b->n[side]; k++)
+			p->l1_refs[side][k] = (struct level_ref){ side_refs[side][k].addr,
+								  side_refs[side][k].size, 0, 0, k };
+		level_take(&g->l1[side], p->l1_refs[side], b->n[side], p->l1_outcomes[side], NULL);
+	}
 	uint32_t n_ll = 0;
 	for (uint32_t i = 0, j = 0; i < b->n[0] || j < b->n[1];) {
 		int side = i == b->n[0] || (j < b->n[1] && side_refs[1][j].seq < side_refs[0][i].seq);
-		const struct pending *r = side ? &side_refs[1][j++] : &side_refs[0][i++];
+		const uint32_t k = side ? j++ : i++;
+		const struct pending *r = &side_refs[side][k];
 		int write = r->write;
-		int missed = cache_ref_is_miss(&g->l1[side], r->addr, r->size);
+		int missed = p->l1_outcomes[side][k] != LEVEL_HIT;
 		if (missed && count_miss(&g->misses[GENERAL_L1], r->slot) < 0)
 			return -1;
 		if (!missed && !(write && write_back))
@@ -1781,8 +1797,8 @@ void hier_close(struct hier *h)
 		struct part *p = &h->parts[t];
 		for (unsigned k = 0; p->general != NULL && k < p->n_configs; k++) {
 			struct general *g = &p->general[k];
-			cache_model_free(&g->l1[0]);
-			cache_model_free(&g->l1[1]);
+			level_free(&g->l1[0]);
+			level_free(&g->l1[1]);
 			level_free(&g->LL);
 			for (int c = 0; c < GENERAL_COUNTS; c++)
 				miss_counts_free(&g->misses[c]);
@@ -1793,6 +1809,10 @@ void hier_close(struct hier *h)
 		free(p->general);
 		free(p->ll_refs);
 		free(p->ll_outcomes);
+		for (int side = 0; side < 2; side++) {
+			free(p->l1_refs[side]);
+			free(p->l1_outcomes[side]);
+		}
 		free(p->use_missed);
 		free(p->use_slot);
 		free(p->use_fills);

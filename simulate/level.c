@@ -71,6 +71,8 @@ int level_init(struct level *L, const struct level_config *c)
 	L->take = c->track_use || c->report != LEVEL_REPORT_NONE ? policy->take_use
 								 : policy->take[c->prefetcher];
 	L->set_bytes = (8 + (size_t)c->assoc * (sizeof(uint64_t) + sizeof(uint16_t)) + 63) & ~(size_t)63;
+	/* (an L1's sets, a few KiB to a few hundred, stay there) */
+	L->look_ahead = sets * L->set_bytes > LEVEL_HOST_CACHED;
 	L->sets = aligned_alloc(64, sets * L->set_bytes);
 	if (c->track_use)
 		L->use = malloc(sets * c->assoc * sizeof(*L->use));

@@ -140,6 +140,9 @@ struct level {
 	uint64_t callgrind_tag_mask;	/* Callgrind's tag_mask, 32 bits */
 	uint32_t assoc, line_bits;
 	level_take_fn *take;	/* the loop for the policy and prefetcher */
+	/* Its sets are too many to stay in the host's caches: the loop asks
+	   for them ahead (level_take_with). */
+	int look_ahead;
 	struct level_use *use;	/* [sets * assoc], with track_use */
 	/* The line the last reference looked up, if it was one line and left
 	   it in its set (level_take_with): set UINT64_MAX if none. */

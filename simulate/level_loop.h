@@ -268,6 +268,8 @@ level_stream_observe(struct level *L, uint64_t addr, const struct level_hooks *h
    the host, and how many of the set's host lines at most. */
 #define LEVEL_LOOK_AHEAD 16
 #define LEVEL_FETCHED_LINES 4
+/* The most bytes of sets taken to stay in the host's caches. */
+#define LEVEL_HOST_CACHED (512 * 1024)
 
 static inline __attribute__((always_inline)) void level_fetch_set(const struct level *L,
 								   uint64_t addr)
@@ -294,14 +296,14 @@ level_take_with(struct level *L, const struct level_ref *refs, uint32_t n, uint8
 	struct level_last_line last = L->last;
 	const int write_back = L->config.write_back;
 	/* The host fetches the sets of the references a few ahead meanwhile:
-	   a level's sets are far apart, and most lookups of a large one would
+	   a large level's sets are far apart, and most of its lookups would
 	   wait for memory.  (Not where use is kept: those are Callgrind's L1s,
-	   whose sets stay in the host's caches, and an LL that sees only
-	   their fills, a few at a time.) */
-	for (uint32_t k = 0; k < n && k < LEVEL_LOOK_AHEAD && !use; k++)
+	   and an LL that sees only their fills, a few at a time.) */
+	const int look_ahead = !use && L->look_ahead;
+	for (uint32_t k = 0; k < n && k < LEVEL_LOOK_AHEAD && look_ahead; k++)
 		level_fetch_set(L, refs[k].addr);
 	for (uint32_t k = 0; k < n; k++) {
-		if (k + LEVEL_LOOK_AHEAD < n && !use)
+		if (k + LEVEL_LOOK_AHEAD < n && look_ahead)
 			level_fetch_set(L, refs[k + LEVEL_LOOK_AHEAD].addr);
 		const uint64_t addr = refs[k].addr;
 		const int write = refs[k].flags & LEVEL_WRITE;
