@@ -1,14 +1,16 @@
 #!/bin/sh
 # make bench: speed and size of recording and simulation against Cachegrind,
-# on scripts/bench.c (about 400 million instructions), of cgtrace report
+# on scripts/bench.c (about 400 million instructions) and, for the
+# comparisons with Valgrind, a second program (gzip -6 of 2.7 MB of text,
+# about 740 million), of cgtrace report
 # against cg_annotate on a 50 MB cachegrind.out (scripts/big_cgout.py), and
 # of decoding the same program's (synthesized) Intel PT trace.
 # Valgrind 3.19's cg_annotate is the installed one; set BENCH_CG_ANNOTATE to
 # the newest (a Python script) to time that too.
 #
 # The runs are interleaved -- native, Cachegrind, record, simulate, then
-# again -- and each time is the best of its rounds (BENCH_RUNS, default 5),
-# so that a machine whose speed drifts (a shared VM) affects all alike.
+# again -- and each time is the median of its rounds (BENCH_RUNS, default
+# 5), so that a machine whose speed drifts (a shared VM) affects all alike.
 # Peak memory is the largest resident set of any process of a run (for
 # record: the Valgrind tool process or cgtrace itself).
 set -eu
@@ -17,6 +19,9 @@ B=build/bench
 mkdir -p "$B"
 cc -O2 -g -o "$B/bench" scripts/bench.c
 CFG="--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
+# The second program's input, and its trace (recorded once, not timed).
+seq 1 400000 > "$B/gzip.in"
+./cgtrace record -q -o "$B/gzip.zst" -- gzip -6 -c "$B/gzip.in" > /dev/null
 mkdir -p "$B/report" "$B/sweep"
 if [ ! -e "$B/report/big.cgout" ]; then
 	(cd "$B/report" && python3 ../../../scripts/big_cgout.py big.cgout 50000000)
@@ -26,7 +31,7 @@ touch -d 2020-01-01 "$B"/report/src/*
 touch "$B/report/big.cgout"
 
 python3 - "${BENCH_RUNS:-5}" "$B" "$CFG" "${BENCH_CG_ANNOTATE:-}" <<'EOF'
-import os, subprocess, sys, time
+import os, statistics, subprocess, sys, time
 
 runs, b, cfg, newest = int(sys.argv[1]), sys.argv[2], sys.argv[3].split(), sys.argv[4]
 trace, cg_out, ct_out = f"{b}/trace.zst", f"{b}/cachegrind.out", f"{b}/cgtrace.out"
@@ -69,10 +74,35 @@ commands = {
     "cg_annotate": ["cg_annotate", "big.cgout"],
     "report": [cgtrace, "report", "big.cgout"],
 }
+# The second program: what a user would run instead, and the replays.
+gzip_cmd, gzip_trace = ["gzip", "-6", "-c", f"{b}/gzip.in"], f"{b}/gzip.zst"
+second = {
+    "cachegrind": ["valgrind", "--tool=cachegrind", "--vex-guest-chase=no", "--cache-sim=yes",
+                   "--branch-sim=yes", *cfg, f"--cachegrind-out-file={b}/gzip.cachegrind.out", *gzip_cmd],
+    "simulate": [cgtrace, "simulate", "-q", "--branch-sim=yes", *cfg, "-o", f"{b}/gzip.out", gzip_trace],
+    "callgrind": ["valgrind", "--tool=callgrind", "--cache-sim=yes", "--branch-sim=yes", *cfg,
+                  f"--callgrind-out-file={b}/gzip.callgrind.out", *gzip_cmd],
+    "simulate --tool=callgrind": [cgtrace, "simulate", "-q", "--tool=callgrind", "--cache-sim=yes",
+                                  "--branch-sim=yes", *cfg,
+                                  f"--callgrind-out-file={b}/gzip.cgtrace.callgrind.out", gzip_trace],
+    "replay wb+hwpref": [cgtrace, "simulate", "-q", "--tool=callgrind", "--cache-sim=yes",
+                         "--branch-sim=yes", "--simulate-wb=yes", "--simulate-hwpref=yes", *cfg,
+                         f"--callgrind-out-file={b}/gzip.wb.callgrind.out", gzip_trace],
+    "callgrind cacheuse": ["valgrind", "--tool=callgrind", "--cacheuse=yes", "--branch-sim=yes", *cfg,
+                           f"--callgrind-out-file={b}/gzip.callgrind.use.out", *gzip_cmd],
+    "replay cacheuse": [cgtrace, "simulate", "-q", "--tool=callgrind", "--cacheuse=yes",
+                        "--cacheuse-inclusive=no", "--branch-sim=yes", *cfg,
+                        f"--callgrind-out-file={b}/gzip.use.out", gzip_trace],
+    "replay cacheuse inclusive": [cgtrace, "simulate", "-q", "--tool=callgrind", "--cacheuse=yes",
+                                  "--branch-sim=yes", *cfg,
+                                  f"--callgrind-out-file={b}/gzip.useinc.out", gzip_trace],
+}
+for name, cmd in second.items():
+    commands["gzip: " + name] = cmd
 if newest:
     commands["newest cg_annotate"] = ["python3", os.path.abspath(newest), "big.cgout"]
 in_report_dir = ("cg_annotate", "report", "newest cg_annotate")
-best, peak = {}, {}
+times, peak = {}, {}
 
 def measure(cmd, cwd=None):
     """Runs cmd, output discarded: its time and peak memory (KB)."""
@@ -94,19 +124,20 @@ def measure(cmd, cwd=None):
 
 def run(name):
     elapsed, rss = measure(commands[name], report_dir if name in in_report_dir else None)
-    best[name] = min(best.get(name, elapsed), elapsed)
+    times.setdefault(name, []).append(elapsed)
     peak[name] = max(peak.get(name, 0), rss)
 
 for _ in range(runs):
     for name in commands:
         run(name)
+best = {name: statistics.median(t) for name, t in times.items()}
 
 ir = int(open(cg_out).read().split("summary: ")[1].split()[0])
 size = os.path.getsize(trace)
 same = open(cg_out, "rb").read() == open(ct_out, "rb").read()
 cg = best["cachegrind"]
 print(f"benchmark: scripts/bench.c, {ir:,} instructions; caches {' '.join(cfg)};")
-print(f"best of {runs} interleaved rounds")
+print(f"median of {runs} interleaved rounds")
 print(f"{'native':36} {best['native']:6.2f} s")
 print(f"{'cachegrind --branch-sim=yes':36} {cg:6.2f} s {'':17} peak {peak['cachegrind'] / 1024:4.0f} MB")
 for name, label in (("record", "cgtrace record"), ("simulate", "cgtrace simulate --branch-sim=yes")):
@@ -151,6 +182,30 @@ agree = subprocess.run(["python3", "tests/tools/callgrind_compare.py",
 print(f"the replay's cache use is Callgrind's, function by function: "
       f"{'yes' if agree.returncode == 0 else 'NO: ' + agree.stdout.splitlines()[0] if agree.stdout else 'NO'}")
 print(f"{'trace size':36} {size / 1e6:6.1f} MB, {size / ir:.3f} bytes/instruction")
+
+# The second program: the same comparisons.
+g = {name: best["gzip: " + name] for name in second}
+gpeak = {name: peak["gzip: " + name] for name in second}
+gir = int(open(f"{b}/gzip.cachegrind.out").read().split("summary: ")[1].split()[0])
+print(f"second program: gzip -6 of 2.7 MB of text (seq 1 400000), {gir:,} instructions")
+print(f"{'cachegrind --branch-sim=yes':36} {g['cachegrind']:6.2f} s {'':17} peak {gpeak['cachegrind'] / 1024:4.0f} MB")
+print(f"{'cgtrace simulate --branch-sim=yes':36} {g['simulate']:6.2f} s  {g['simulate'] / g['cachegrind']:5.2f} x cachegrind "
+      f"peak {gpeak['simulate'] / 1024:4.0f} MB")
+print(f"{'callgrind --cache-sim --branch-sim':36} {g['callgrind']:6.2f} s {'':17} peak {gpeak['callgrind'] / 1024:4.0f} MB")
+print(f"{'simulate --tool=callgrind (same)':36} {g['simulate --tool=callgrind']:6.2f} s  "
+      f"{g['simulate --tool=callgrind'] / g['callgrind']:5.2f} x callgrind  "
+      f"peak {gpeak['simulate --tool=callgrind'] / 1024:4.0f} MB")
+ratio = g["replay wb+hwpref"] / g["simulate --tool=callgrind"]
+print(f"{'the replay, --simulate-wb --simulate-hwpref':36} {g['replay wb+hwpref']:6.2f} s  {ratio:5.2f} x "
+      f"the replay without them (target 1.3 x: {'holds' if ratio <= 1.3 else 'NOT MET'})")
+print(f"{'callgrind --cacheuse --branch-sim':36} {g['callgrind cacheuse']:6.2f} s")
+ratio = g["replay cacheuse"] / g["callgrind cacheuse"]
+print(f"{'the replay, --cacheuse (self)':36} {g['replay cacheuse']:6.2f} s  {ratio:5.2f} x callgrind "
+      f"(target 0.5 x: {'holds' if ratio <= 0.5 else 'NOT MET'})  peak {gpeak['replay cacheuse'] / 1024:4.0f} MB")
+print(f"{'the replay, --cacheuse (inclusive)':36} {g['replay cacheuse inclusive']:6.2f} s  "
+      f"{g['replay cacheuse inclusive'] / g['replay cacheuse']:5.2f} x self")
+gsame = open(f"{b}/gzip.cachegrind.out", "rb").read() == open(f"{b}/gzip.out", "rb").read()
+print(f"simulate's cachegrind.out identical to Cachegrind's: {'yes' if gsame else 'NO'}")
 print(f"simulate's cachegrind.out identical to Cachegrind's: {'yes' if same else 'NO'}")
 size = os.path.getsize(f"{report_dir}/big.cgout")
 print(f"report: a {size / 1e6:.0f} MB cachegrind.out (scripts/big_cgout.py)")
