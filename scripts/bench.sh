@@ -71,6 +71,8 @@ commands = {
     "replay cacheuse inclusive": [cgtrace, "simulate", "-q", "--tool=callgrind", "--cacheuse=yes",
                                   "--branch-sim=yes", *cfg,
                                   f"--callgrind-out-file={b}/cgtrace.useinc.out", trace],
+    "simulate cacheuse": [cgtrace, "simulate", "-q", "--cacheuse=yes", "--branch-sim=yes", *cfg,
+                          "-o", f"{b}/use.out", trace],
     "cg_annotate": ["cg_annotate", "big.cgout"],
     "report": [cgtrace, "report", "big.cgout"],
 }
@@ -174,6 +176,8 @@ print(f"{'the replay, --cacheuse (self)':36} {best['replay cacheuse']:6.2f} s  {
 print(f"{'the replay, --cacheuse (inclusive)':36} {best['replay cacheuse inclusive']:6.2f} s  "
       f"{best['replay cacheuse inclusive'] / best['replay cacheuse']:5.2f} x self  "
       f"peak {peak['replay cacheuse inclusive'] / 1024:4.0f} MB")
+print(f"{'simulate --cacheuse (per line)':36} {best['simulate cacheuse']:6.2f} s  "
+      f"{best['simulate cacheuse'] / clu:5.2f} x callgrind  peak {peak['simulate cacheuse'] / 1024:4.0f} MB")
 # (ld.so's start parses LD_PRELOAD with a table on the stack: those two
 # functions' use differs from one Callgrind run to the next)
 agree = subprocess.run(["python3", "tests/tools/callgrind_compare.py",
