@@ -61,8 +61,8 @@ const char usage_callgrind[] =
 	"                             active when the line was loaded (calls= lines,\n"
 	"                             summary:) [yes]; no: self costs only, Callgrind's\n"
 	"                             file\n"
-	"  --<L>-replacement=lru      level L's replacement policy, L one of I1, D1,\n"
-	"                             LL [lru, the only one so far]\n"
+	"  --<L>-replacement=lru|fifo level L's replacement policy, L one of I1, D1,\n"
+	"                             LL [lru]; only LL's may be fifo here\n"
 	"  --<L>-prefetch=none|callgrind  level L's prefetcher [none]; callgrind is\n"
 	"                             --simulate-hwpref=yes, LL's alone (each turns\n"
 	"                             cache simulation on)\n"
@@ -505,7 +505,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 		if (o.model.cache_use && o.cache_use_inclusive)
 			ds.wo.attribution = "Attribution: AcCost1 SpLoss1 AcCost2 SpLoss2 to the instruction "
 					    "that loaded the line and to the calls active then (inclusive)";
-		const char *no_model = cgt_cache_model_check(&o.model, &o.caches);
+		const char *no_model = cgt_cache_model_check(&o.model, &o.caches, 1);
 		if (no_model != NULL) {
 			fprintf(stderr, "cgtrace: %s\n", no_model);
 			status = 2;

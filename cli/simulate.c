@@ -63,8 +63,9 @@ const char usage_simulate[] =
 	"                                   AcCost2 SpLoss2, after the other events) [no];\n"
 	"                                   its caches are Callgrind's (writes as reads,\n"
 	"                                   LL sees the lines L1 missed); not with --L2\n"
-	"  --<L>-replacement=lru            level L's replacement policy, L one of I1, D1,\n"
-	"                                   L2, LL [lru, the only one so far]\n"
+	"  --<L>-replacement=lru|fifo       level L's replacement policy, L one of I1, D1,\n"
+	"                                   L2, LL [lru]; fifo: the line that came in\n"
+	"                                   first goes first (not for L2 so far)\n"
 	"  --<L>-prefetch=none|callgrind    level L's prefetcher [none]; callgrind is\n"
 	"                                   --simulate-hwpref=yes, LL's alone\n"
 	"  --threads=<n>                    simulate on n threads [the CPUs it may use];\n"
@@ -563,7 +564,7 @@ int cmd_simulate(int argc, char **argv)
 			status = 2;
 			goto out;
 		}
-		const char *no_model = cgt_cache_model_check(&so.model, &configs[k].h);
+		const char *no_model = cgt_cache_model_check(&so.model, &configs[k].h, 0);
 		if (no_model != NULL) {
 			fprintf(stderr, "cgtrace: %s\n", no_model);
 			status = 2;

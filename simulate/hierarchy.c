@@ -90,7 +90,8 @@ int cgt_cache_model_prefetches(const struct cgt_cache_model *m)
 	return 0;
 }
 
-const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct cgt_hierarchy *h)
+const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct cgt_hierarchy *h,
+				  int call_graph)
 {
 	/* Callgrind's prefetcher, the one there is so far, is LL's */
 	static const char *const not_ll[CGT_N_LEVELS] = {
@@ -98,18 +99,21 @@ const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct 
 		[CGT_LEVEL_D1] = "--D1-prefetch=callgrind: Callgrind's stream prefetcher is LL's alone",
 		[CGT_LEVEL_L2] = "--L2-prefetch=callgrind: Callgrind's stream prefetcher is LL's alone",
 	};
-	/* and only LL is a level of the general model (level.h), where a
-	   policy other than LRU can go: the others are Cachegrind's caches */
+	/* A policy other than LRU goes where a cache is a level of the
+	   general model (level.h): every one of hier.c's general parts, the
+	   call graph's LL; the others are Cachegrind's caches. */
 	static const char *const lru_only[CGT_N_LEVELS] = {
-		[CGT_LEVEL_I1] = "--I1-replacement: I1 is LRU so far",
-		[CGT_LEVEL_D1] = "--D1-replacement: D1 is LRU so far",
+		[CGT_LEVEL_I1] = "--I1-replacement: the call graph's I1 is LRU so far",
+		[CGT_LEVEL_D1] = "--D1-replacement: the call graph's D1 is LRU so far",
 		[CGT_LEVEL_L2] = "--L2-replacement: L2 is LRU so far",
 	};
+	int policy = 0;
 	for (int k = 0; k < CGT_N_LEVELS; k++) {
 		if (k != CGT_LEVEL_LL && m->prefetch[k] != LEVEL_PREFETCH_NONE)
 			return not_ll[k];
-		if (k != CGT_LEVEL_LL && m->replacement[k] != LEVEL_LRU)
+		if (m->replacement[k] != LEVEL_LRU && (k == CGT_LEVEL_L2 || (k != CGT_LEVEL_LL && call_graph)))
 			return lru_only[k];
+		policy |= m->replacement[k] != LEVEL_LRU;
 	}
 	if (m->cache_use) {
 		/* Callgrind's I1, D1 and LL, as the use caches keep them
@@ -132,16 +136,27 @@ const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct 
 		return NULL;
 	}
 	const int prefetch = m->prefetch[CGT_LEVEL_LL] != LEVEL_PREFETCH_NONE;
-	if (!m->write_back && !prefetch)
+	if (!m->write_back && !prefetch && !policy)
 		return NULL;
-	if (h->level[CGT_LEVEL_L2].size != 0)
-		return m->write_back ? "--simulate-wb=yes models Callgrind's I1, D1 and LL: not with --L2"
-				     : "--simulate-hwpref=yes (--LL-prefetch=callgrind) models Callgrind's "
-				       "I1, D1 and LL: not with --L2";
-	struct level_config c = level_config_of(&h->level[CGT_LEVEL_LL], m, CGT_LEVEL_LL);
-	if (level_check(&c) != NULL)
-		return m->write_back ? "--simulate-wb=yes: LL has more ways than it can simulate"
-				     : "--simulate-hwpref=yes: LL has more ways than it can simulate";
+	const char *what = m->write_back ? "--simulate-wb=yes"
+			   : prefetch    ? "--simulate-hwpref=yes (--LL-prefetch=callgrind)"
+					 : "a replacement policy other than lru";
+	static char why[160];	/* (one message, read before the next check) */
+	if (h->level[CGT_LEVEL_L2].size != 0) {
+		snprintf(why, sizeof(why), "%s models %sI1, D1 and LL: not with --L2", what,
+			 m->write_back || prefetch ? "Callgrind's " : "");
+		return why;
+	}
+	for (int k = 0; k < CGT_N_LEVELS; k++) {
+		if (h->level[k].size == 0 || k == CGT_LEVEL_L2)
+			continue;
+		struct level_config c = level_config_of(&h->level[k], m, k);
+		if (level_check(&c) != NULL) {
+			snprintf(why, sizeof(why), "%s: %s has more ways than it can simulate", what,
+				 cgt_level_names[k]);
+			return why;
+		}
+	}
 	return NULL;
 }
 

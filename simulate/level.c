@@ -1,7 +1,8 @@
 /*
  * Levels of the general model (level.h): the table of replacement
  * policies and prefetchers, and what every level does alike.  Adding a
- * policy is a file like level_lru.c and a row here.
+ * policy is a file like level_lru.c, a row in each table here and a
+ * name in enum level_replacement (level.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,13 +10,17 @@
 #include "level_loop.h"
 #include "sim.h"
 
-extern const struct level_policy level_policy_lru;
+extern const struct level_policy level_policy_lru, level_policy_fifo;
 
 static const struct level_policy *const policies[LEVEL_N_REPLACEMENTS] = {
 	[LEVEL_LRU] = &level_policy_lru,
+	[LEVEL_FIFO] = &level_policy_fifo,
 };
 
-const char *const level_replacement_names[LEVEL_N_REPLACEMENTS] = { [LEVEL_LRU] = "lru" };
+const char *const level_replacement_names[LEVEL_N_REPLACEMENTS] = {
+	[LEVEL_LRU] = "lru",
+	[LEVEL_FIFO] = "fifo",
+};
 const char *const level_prefetcher_names[LEVEL_N_PREFETCHERS] = {
 	[LEVEL_PREFETCH_NONE] = "none",
 	[LEVEL_PREFETCH_CALLGRIND] = "callgrind",

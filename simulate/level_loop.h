@@ -10,7 +10,8 @@
  * A policy's hooks (after DynamoRIO's cache_replacement_policy_t), on the
  * state of one set ([assoc] uint16_t, the policy's to use):
  *   first(state, assoc)          the state of a cold set
- *   touch(state, assoc, way)     the way was looked up and found, or filled
+ *   touch(state, assoc, way)     the way was looked up and found
+ *   fill(state, assoc, way)      a line was put in the way
  *   victim(state, assoc)         the way a miss replaces
  *   prefer(state, a, b)          a line found in ways a and b: is a the
  *                                one the policy would find (only a cold
@@ -26,11 +27,13 @@
 
 struct level_hooks {
 	void (*touch)(uint16_t *state, uint32_t assoc, uint32_t way);
+	void (*fill)(uint16_t *state, uint32_t assoc, uint32_t way);
 	uint32_t (*victim)(const uint16_t *state, uint32_t assoc);
 	int (*prefer)(const uint16_t *state, uint32_t a, uint32_t b);
-	/* touching the way touched last changes nothing (LRU: it is the
-	   youngest already), so a reference to the line looked up last is
-	   a hit without a lookup (see level_take_with) */
+	/* touching the way touched or filled last changes nothing (LRU: it
+	   is the youngest already; FIFO: a hit changes nothing), so a
+	   reference to the line looked up last is a hit without a lookup
+	   (see level_take_with) */
 	int touch_again_unchanged;
 };
 
@@ -125,7 +128,7 @@ level_set_ref(struct level *L, uint64_t set, uint64_t key, int write, const stru
 	way = h->victim(state, assoc);
 	int evicted_dirty = write_back && (words[way] & LEVEL_DIRTY);
 	words[way] = key | (write && write_back ? LEVEL_DIRTY : 0);
-	h->touch(state, assoc, way);
+	h->fill(state, assoc, way);
 	*last_way = (uint16_t)way;
 	if (u != NULL)
 		level_line_used(L, set, way, 1, u);
@@ -219,8 +222,10 @@ level_prefetch(struct level *L, uint64_t addr, const struct level_hooks *h)
 	if (way == LEVEL_NO_WAY) {
 		way = h->victim(state, assoc);
 		words[way] = line;
+		h->fill(state, assoc, way);
+	} else {
+		h->touch(state, assoc, way);
 	}
-	h->touch(state, assoc, way);
 	*level_last_way(L, set) = (uint16_t)way;
 }
 

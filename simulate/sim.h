@@ -201,10 +201,13 @@ const char *cgt_model_choices(enum cgt_model_part part, char *buf, size_t n);
 /* Whether m has a prefetcher at any level. */
 int cgt_cache_model_prefetches(const struct cgt_cache_model *m);
 
-/* NULL if the simulator does model m with hierarchy h exactly, else why
-   not, naming the option: write-back and prefetching are Callgrind's, for
-   I1, D1 and LL only (not with --L2), its prefetcher LL's. */
-const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct cgt_hierarchy *h);
+/* NULL if the simulator does model m with hierarchy h exactly (for the
+   call graph's replay if call_graph), else why not, naming the option:
+   write-back, prefetching and replacement policies other than LRU for I1,
+   D1 and LL only (not with --L2), the prefetcher LL's, the call graph's
+   L1s LRU.  The message is valid until the next call. */
+const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct cgt_hierarchy *h,
+				  int call_graph);
 
 /* ---- Simulator (sim.c, hier.c) ----------------------------------------- */
 

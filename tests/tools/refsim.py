@@ -5,7 +5,8 @@ It reads `cgtrace dump TRACE` on stdin and prints the totals of Cachegrind's
 cache events: a line of event names, then a line of totals in that order,
 comparable with the `summary:` line of a cachegrind.out.
 
-    refsim.py --I1=S,A,L --D1=S,A,L [--L2=S,A,L] --LL=S,A,L < dump.txt
+    refsim.py --I1=S,A,L --D1=S,A,L [--L2=S,A,L] --LL=S,A,L
+              [--I1-replacement=lru|fifo ...] < dump.txt
 
 It is deliberately independent of simulate/: written from Cachegrind's rules
 (../shared/docs/cachegrind.md sections 1 and 2), as plainly as possible and
@@ -17,7 +18,9 @@ two means something.  What it models:
   block numbers, every way starting as block 0 (block 0 hits when cold).
 - A set is a list, most recently used first: a hit moves the block to the
   front, a miss inserts it there and drops the last (true LRU,
-  write-allocate; no dirty bits, no write-backs, no inclusion).
+  write-allocate; no dirty bits, no write-backs, no inclusion).  With
+  --<level>-replacement=fifo, the list is in the order the blocks came in:
+  a hit leaves it as it is.
 - A reference of SIZE bytes at ADDR looks up block(ADDR) and, when it
   differs, block(ADDR+SIZE-1) too (both always, each updating LRU): one
   access, which misses if either does.
@@ -37,8 +40,10 @@ import sys
 
 
 class Cache:
-    def __init__(self, spec):
+    def __init__(self, spec, replacement="lru"):
         size, assoc, line = (int(x) for x in spec.split(","))
+        assert replacement in ("lru", "fifo"), "unknown replacement policy"
+        self.fifo = replacement == "fifo"
         self.line = line
         self.line_bits = line.bit_length() - 1
         self.n_sets = size // line // assoc
@@ -50,8 +55,9 @@ class Cache:
         """True on a miss; the block becomes the set's most recently used."""
         ways = self.sets[block & (self.n_sets - 1)]
         if block in ways:
-            ways.remove(block)
-            ways.insert(0, block)
+            if not self.fifo:
+                ways.remove(block)
+                ways.insert(0, block)
             return False
         ways.pop()
         ways.insert(0, block)
@@ -71,9 +77,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     for level in ("I1", "D1", "L2", "LL"):
         ap.add_argument("--" + level, required=level != "L2", metavar="S,A,L")
+        ap.add_argument("--" + level + "-replacement", default="lru", choices=("lru", "fifo"))
     args = ap.parse_args()
-    i1, d1, ll = Cache(args.I1), Cache(args.D1), Cache(args.LL)
-    l2 = Cache(args.L2) if args.L2 else None
+    i1 = Cache(args.I1, args.I1_replacement)
+    d1 = Cache(args.D1, args.D1_replacement)
+    ll = Cache(args.LL, args.LL_replacement)
+    l2 = Cache(args.L2, args.L2_replacement) if args.L2 else None
     min_line = min(c.line for c in (i1, d1, l2, ll) if c is not None)
 
     # Per kind of reference: the count and the misses at L1, L2 (if any), LL.

@@ -1,5 +1,5 @@
 /*
- * simulate/level.h: hand-computed sequences (dirty evictions, a prefetch
+ * simulate/level.h: hand-computed sequences (FIFO's order, dirty evictions, a prefetch
  * that serves a later reference, a prefetch that evicts a dirty line,
  * Callgrind's write-back tags, straddles, no write-allocate), and random
  * sequences against an independent model of Callgrind 3.19's LL as its
@@ -461,6 +461,33 @@ static void use_counts_and_masks(void)
 	level_free(&L);
 }
 
+/* FIFO: one set of two ways; a hit changes nothing, so the line that
+   came first goes first even when it was used last (LRU keeps it). */
+static void fifo_order(void)
+{
+	struct level L;
+	struct level_config c = { .size = 128, .assoc = 2, .line = 64, .replacement = LEVEL_FIFO };
+	CHECK(level_init(&L, &c) == 0);
+	CHECK_EQ(R(0x1000), LEVEL_MISS);
+	CHECK_EQ(R(0x2000), LEVEL_MISS);
+	CHECK_EQ(R(0x1000), LEVEL_HIT);
+	CHECK_EQ(R(0x3000), LEVEL_MISS);	/* evicts 0x1000, the first in */
+	CHECK_EQ(R(0x2000), LEVEL_HIT);
+	CHECK_EQ(R(0x1000), LEVEL_MISS);	/* evicts 0x2000 */
+	CHECK_EQ(R(0x3000), LEVEL_HIT);
+	CHECK_EQ(R(0x2000), LEVEL_MISS);	/* evicts 0x3000 */
+	level_free(&L);
+
+	/* the same sequence under LRU: 0x1000, used last, stays */
+	L = make(128, 2, 64, 0, LEVEL_PREFETCH_NONE, 0);
+	CHECK_EQ(R(0x1000), LEVEL_MISS);
+	CHECK_EQ(R(0x2000), LEVEL_MISS);
+	CHECK_EQ(R(0x1000), LEVEL_HIT);
+	CHECK_EQ(R(0x3000), LEVEL_MISS);	/* evicts 0x2000 */
+	CHECK_EQ(R(0x2000), LEVEL_MISS);
+	level_free(&L);
+}
+
 static void checks(void)
 {
 	struct level_config c = { .size = 4096, .assoc = 4, .line = 64 };
@@ -488,7 +515,7 @@ static void checks(void)
 
 int main(void)
 {
-	PLAN(10);
+	PLAN(11);
 	RUN(dirty_evictions);
 	RUN(straddles);
 	RUN(no_write_allocate);
@@ -498,6 +525,7 @@ int main(void)
 	RUN(random_against_callgrind_model);
 	RUN(twins);
 	RUN(use_counts_and_masks);
+	RUN(fifo_order);
 	RUN(checks);
 	return CHECK_DONE();
 }

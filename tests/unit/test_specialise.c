@@ -53,6 +53,22 @@ static void prefetch_declines(void)
 	CHECK(!s.plain_ll && !s.segment_engine && !s.shared_stacks && !s.forest && !s.elide_mru_writes);
 }
 
+/* A replacement policy other than LRU, at any level: the plain LL, the
+   settled segments (they reason in LRU) and the shared stacks and forests
+   (LRU inclusion) are declined; a reference that can only hit L1's last
+   line changes no state under FIFO either, so it is still elided. */
+static void fifo_declines(void)
+{
+	for (int level = 0; level < CGT_N_LEVELS; level++) {
+		struct cgt_cache_model m = model(0, 0);
+		m.replacement[level] = LEVEL_FIFO;
+		struct specialisations s;
+		specialisations_choose(&m, &s);
+		CHECK(!s.plain_ll && !s.segment_engine && !s.shared_stacks && !s.forest);
+		CHECK(s.elide_mru_reads && s.elide_mru_writes && s.elide_mru_fetches);
+	}
+}
+
 /* Cache use: every reference to a line is a use of it, so no fetch is
    elided; the plain LL and the engines built on LRU inclusion keep no
    use. */
@@ -80,10 +96,11 @@ static void properties(void)
 
 int main(void)
 {
-	PLAN(5);
+	PLAN(6);
 	RUN(cachegrind_model_takes_all);
 	RUN(write_back_declines);
 	RUN(prefetch_declines);
+	RUN(fifo_declines);
 	RUN(cache_use_declines);
 	RUN(properties);
 	return CHECK_DONE();

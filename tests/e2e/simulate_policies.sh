@@ -1,0 +1,76 @@
+# Replacement policies other than LRU (--<L>-replacement=fifo): the totals
+# of real programs' traces against the independent reference model
+# (tests/tools/refsim.py, a list per set), in small caches where the order
+# of replacement matters; a sweep's files their single runs'; the same
+# files on any number of threads; the call graph's LL; what is refused.
+source "$(dirname "$0")/../lib.sh"
+
+programs=(loops recursion strings ptrchase)
+policies=("--LL-replacement=fifo" "--D1-replacement=fifo --LL-replacement=fifo"
+	"--I1-replacement=fifo --D1-replacement=fifo --LL-replacement=fifo")
+plan $((${#programs[@]} * ${#policies[@]} + 4 + 1 + 3 + 6))
+
+small="--I1=4096,2,64 --D1=4096,4,64 --LL=65536,4,64"
+refsim() { python3 "$ROOT/tests/tools/refsim.py" "$@" | sed 'N; s/\n/ = /'; }
+names_and_totals() {
+	sed -n 's/^events: *//p; s/^summary: *//p' "$1" 2>/dev/null | sed 's/ *$//' | sed 'N; s/\n/ = /'
+}
+
+for p in "${programs[@]}"; do
+	clean_env "$CGTRACE" record -q -o $p.zst -- "$PROGS/$p" >/dev/null 2>&1
+	"$CGTRACE" dump $p.zst > $p.dump 2>/dev/null
+	for pol in "${policies[@]}"; do
+		"$CGTRACE" simulate -q $small $pol -o $p.out $p.zst
+		check_eq "$p, $pol: the reference model's totals" \
+			"$(refsim $small $pol < $p.dump)" "$(names_and_totals $p.out)"
+	done
+done
+
+# A sweep with a FIFO D1: every file its configuration's run alone.
+"$CGTRACE" simulate -q --I1=4096,2,64 --D1=2k..8k,2,64 --LL=65536,4,64 --D1-replacement=fifo \
+	-o "sweep.%c" strings.zst
+check_eq "a FIFO sweep of 3 D1s: 3 files" 3 "$(ls sweep.* 2>/dev/null | wc -l)"
+for d1 in 2048 4096 8192; do
+	"$CGTRACE" simulate -q --I1=4096,2,64 --D1=$d1,2,64 --LL=65536,4,64 --D1-replacement=fifo \
+		-o "single.$d1" strings.zst
+	swept=$(grep -l "^desc: D1 cache: *$d1 B" sweep.* 2>/dev/null | head -n 1)
+	check_same_file "the FIFO sweep's D1=$d1 file is its single run's" "single.$d1" "${swept:-none}"
+done
+
+for t in 1 8; do
+	"$CGTRACE" simulate -q $small --D1-replacement=fifo --LL-replacement=fifo --threads=$t \
+		-o "threads$t.out" loops.zst
+done
+check_same_file "FIFO: --threads=1 and 8, the same file" threads1.out threads8.out
+
+# The call graph: LL may be FIFO (a level there), its L1s not yet.
+"$CGTRACE" simulate -q --tool=callgrind $small --LL-replacement=fifo \
+	--callgrind-out-file=fifo.cg loops.zst
+check_eq "--tool=callgrind --LL-replacement=fifo: exit 0" 0 "$?"
+"$CGTRACE" simulate -q --tool=callgrind $small --callgrind-out-file=lru.cg loops.zst
+fifo_ll=$(sed -n 's/^summary: //p' fifo.cg) lru_ll=$(sed -n 's/^summary: //p' lru.cg)
+check "--tool=callgrind --LL-replacement=fifo: other LL misses than LRU's" \
+	test -n "$fifo_ll" -a "$fifo_ll" != "$lru_ll"
+# (the reference's LL: the cachegrind.out's, with the same caches)
+check_eq "--tool=callgrind --LL-replacement=fifo: the reference's ILmr" \
+	"$(python3 "$ROOT/tests/tools/refsim.py" $small --LL-replacement=fifo < loops.dump |
+		awk 'NR == 2 { print $3 }')" \
+	"$(awk '/^events:/ { for (i = 2; i <= NF; i++) if ($i == "ILmr") c = i }
+		/^summary:/ { print $c }' fifo.cg)"
+
+# Refused before any replay, exit 2: an unknown policy, an L1 policy in
+# the call graph, a policy with --L2.
+refused() {
+	local what=$1 expect=$2
+	shift 2
+	out=$("$CGTRACE" simulate -q "$@" loops.zst 2>&1)
+	rc=$?
+	check_eq "$what: exit 2" 2 "$rc"
+	check_contains "$what: its message" "$expect" "$out"
+}
+refused "--LL-replacement=plru" "bad --LL-replacement 'plru' (expected lru or fifo)" \
+	--LL-replacement=plru -o bad.out
+refused "--tool=callgrind --D1-replacement=fifo" "--D1-replacement: the call graph's D1 is LRU so far" \
+	--tool=callgrind --D1-replacement=fifo --callgrind-out-file=bad.out
+refused "--LL-replacement=fifo --L2" "a replacement policy other than lru models I1, D1 and LL: not with --L2" \
+	--LL-replacement=fifo --L2=262144,8,64 -o bad.out
