@@ -495,19 +495,12 @@ int cmd_simulate_callgrind(int argc, char **argv)
 			cgt_cache_describe(cc, desc[k], sizeof(desc[k]));
 			ds.wo.cache_desc[k] = desc[k];
 		}
-		if (o.model.cache_use) {
+		if (o.model.cache_use)
 			cache_use_model(&o.model, ds.quiet);
-			if (cache_use_check(&o.caches) < 0) {
-				status = 2;
-				goto out;
-			}
-		}
 		if (o.model.cache_use && o.cache_use_inclusive)
 			ds.wo.attribution = "Attribution: AcCost1 SpLoss1 AcCost2 SpLoss2 to the instruction "
 					    "that loaded the line and to the calls active then (inclusive)";
-		const char *no_model = cgt_cache_model_check(&o.model, &o.caches, 1);
-		if (no_model != NULL) {
-			fprintf(stderr, "cgtrace: %s\n", no_model);
+		if (check_cache_model(&o.model, &o.caches, 1) != 0) {
 			status = 2;
 			goto out;
 		}

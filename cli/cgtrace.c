@@ -177,21 +177,15 @@ void cache_use_model(struct cgt_cache_model *m, int quiet)
 	}
 }
 
-int cache_use_check(const struct cgt_hierarchy *caches)
+int check_cache_model(const struct cgt_cache_model *m, const struct cgt_hierarchy *caches,
+		      int call_graph)
 {
-	static const int levels[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
-	for (int k = 0; k < 3; k++) {
-		const struct cgt_cache_config *cc = &caches->level[levels[k]];
-		uint64_t slots = (uint64_t)cc->size / (uint64_t)cc->assoc;	/* line x sets */
-		if (slots < (uint64_t)cc->assoc) {
-			fprintf(stderr, "cgtrace: --cacheuse=yes: error: Use associativity < %llu for cache "
-					"use statistics! (the %s cache, %d B, %d-way, %d B lines)\n",
-				(unsigned long long)slots, cgt_level_names[levels[k]], cc->size, cc->assoc,
-				cc->line);
-			return -1;
-		}
-	}
-	return 0;
+	char buf[256];
+	const char *why = cgt_cache_model_check(m, caches, call_graph, buf, sizeof(buf));
+	if (why == NULL)
+		return 0;
+	fprintf(stderr, "cgtrace: %s\n", why);
+	return -1;
 }
 
 int parse_number(const char *s, uint64_t min, uint64_t max, int scaled, uint64_t *out)

@@ -559,24 +559,22 @@ int cmd_simulate(int argc, char **argv)
 	}
 	if (so.model.cache_use && so.cache_sim)
 		cache_use_model(&so.model, quiet);
-	for (int k = 0; k < n_configs && so.cache_sim; k++) {
-		if (so.model.cache_use && cache_use_check(&configs[k].h) < 0) {
+	for (int k = 0; k < n_configs && so.cache_sim; k++)
+		if (check_cache_model(&so.model, &configs[k].h, 0) != 0) {
 			status = 2;
 			goto out;
 		}
-		const char *no_model = cgt_cache_model_check(&so.model, &configs[k].h, 0);
-		if (no_model != NULL) {
-			fprintf(stderr, "cgtrace: %s\n", no_model);
-			status = 2;
-			goto out;
-		}
-	}
+	int policy = 0;	/* a replacement policy other than lru (0) */
+	for (int k = 0; k < CGT_N_LEVELS; k++)
+		policy |= so.model.replacement[k] != 0;
 	if (!so.cache_sim &&
-	    (so.model.write_back || cgt_cache_model_prefetches(&so.model) || so.model.cache_use)) {
+	    (so.model.write_back || cgt_cache_model_prefetches(&so.model) || so.model.cache_use || policy)) {
 		fprintf(stderr, "cgtrace: %s models caches: not with --cache-sim=no\n",
 			so.model.cache_use    ? "--cacheuse=yes"
 			: so.model.write_back ? "--simulate-wb=yes"
-					      : "a prefetcher (--simulate-hwpref=yes, --LL-prefetch)");
+			: cgt_cache_model_prefetches(&so.model)
+				? "a prefetcher (--simulate-hwpref=yes, --LL-prefetch)"
+				: "a replacement policy other than lru");
 		status = 2;
 		goto out;
 	}

@@ -186,8 +186,10 @@ agree = subprocess.run(["python3", "tests/tools/callgrind_compare.py",
 print(f"the replay's cache use is Callgrind's, function by function: "
       f"{'yes' if agree.returncode == 0 else 'NO: ' + agree.stdout.splitlines()[0] if agree.stdout else 'NO'}")
 print(f"{'trace size':36} {size / 1e6:6.1f} MB, {size / ir:.3f} bytes/instruction")
+print(f"simulate's cachegrind.out identical to Cachegrind's: {'yes' if same else 'NO'}")
 
-# The second program: the same comparisons.
+# The second program: the comparisons with Valgrind, and the profiles'
+# agreement.
 g = {name: best["gzip: " + name] for name in second}
 gpeak = {name: peak["gzip: " + name] for name in second}
 gir = int(open(f"{b}/gzip.cachegrind.out").read().split("summary: ")[1].split()[0])
@@ -209,8 +211,11 @@ print(f"{'the replay, --cacheuse (self)':36} {g['replay cacheuse']:6.2f} s  {rat
 print(f"{'the replay, --cacheuse (inclusive)':36} {g['replay cacheuse inclusive']:6.2f} s  "
       f"{g['replay cacheuse inclusive'] / g['replay cacheuse']:5.2f} x self")
 gsame = open(f"{b}/gzip.cachegrind.out", "rb").read() == open(f"{b}/gzip.out", "rb").read()
-print(f"simulate's cachegrind.out identical to Cachegrind's: {'yes' if gsame else 'NO'}")
-print(f"simulate's cachegrind.out identical to Cachegrind's: {'yes' if same else 'NO'}")
+print(f"gzip: simulate's cachegrind.out identical to Cachegrind's: {'yes' if gsame else 'NO'}")
+agree = subprocess.run(["python3", "tests/tools/callgrind_compare.py", f"{b}/gzip.callgrind.out",
+                        f"{b}/gzip.cgtrace.callgrind.out"], capture_output=True, text=True)
+print(f"gzip: simulate --tool=callgrind's profile is Callgrind's: "
+      f"{'yes' if agree.returncode == 0 else 'NO: ' + agree.stdout.splitlines()[0] if agree.stdout else 'NO'}")
 size = os.path.getsize(f"{report_dir}/big.cgout")
 print(f"report: a {size / 1e6:.0f} MB cachegrind.out (scripts/big_cgout.py)")
 for name in ("cg_annotate", "newest cg_annotate"):

@@ -343,7 +343,6 @@ static inline uint32_t lookup_bbcc(struct replay *r, uint32_t bb, uint32_t cxt)
 	return NONE;
 }
 
-
 /* ---- Call stacks, signal handlers, threads (callgraph/callstack.c) ----- */
 
 /* A call from BBCC from's exit jmp to BBCC to, at stack pointer sp: a
@@ -393,7 +392,6 @@ int dump_profile(struct replay *r, const char *trigger, struct cgt_error *e);
    its charges: 1 to go on, 0 at the trace's end, negative on error (e set;
    the producer's copied). */
 int replay_chunk(struct replay *r, struct chunk *ch, struct producer *p, struct cgt_error *e);
-
 
 /* ---- The replay (callgraph.c) ------------------------------------------ */
 

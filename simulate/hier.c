@@ -194,8 +194,9 @@ struct forest {
    specialise.h): simulated alone, its L1s and LL levels of the general
    model (L1s write-through and without prefetcher, as Callgrind models
    them) -- or, with cache use, Callgrind's caches that keep it
-   (cache_use.h), charging each line's use to the slot that loaded it.  Its misses by slot, for L1 (the level it missed first), LL,
-   and LL misses that evicted a dirty line. */
+   (cache_use.h), charging each line's use to the slot that loaded it.
+   Its misses by slot, for L1 (the level it missed first), LL, and LL
+   misses that evicted a dirty line. */
 enum { GENERAL_L1, GENERAL_LL, GENERAL_LL_DIRTY, GENERAL_COUNTS };
 
 struct general {
@@ -626,7 +627,7 @@ static int general_build(struct part *p)
 	    (p->ll_refs = malloc(2 * BUNCH * sizeof(*p->ll_refs))) == NULL ||
 	    (p->ll_outcomes = malloc(2 * BUNCH)) == NULL)
 		return -1;
-	for (int side = 0; side < 2; side++)
+	for (int side = 0; side < 2 && !h->model.cache_use; side++)
 		if ((p->l1_refs[side] = malloc(BUNCH * sizeof(*p->l1_refs[side]))) == NULL ||
 		    (p->l1_outcomes[side] = malloc(BUNCH)) == NULL)
 			return -1;

@@ -91,7 +91,7 @@ int cgt_cache_model_prefetches(const struct cgt_cache_model *m)
 }
 
 const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct cgt_hierarchy *h,
-				  int call_graph)
+				  int call_graph, char *buf, size_t n)
 {
 	/* Callgrind's prefetcher, the one there is so far, is LL's */
 	static const char *const not_ll[CGT_N_LEVELS] = {
@@ -115,23 +115,25 @@ const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct 
 			return lru_only[k];
 		policy |= m->replacement[k] != LEVEL_LRU;
 	}
+	static const int callgrinds[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
 	if (m->cache_use) {
 		/* Callgrind's I1, D1 and LL, as the use caches keep them
-		   (cache_use.c), without write-back or a prefetcher */
+		   (cache_use.c; the caller turned write-back and prefetching
+		   off, as Callgrind does).  Callgrind's tags keep a way's slot in
+		   the bits below line size x sets: no more ways than that
+		   (sim.c cacheuse_initcache). */
 		if (h->level[CGT_LEVEL_L2].size != 0)
 			return "--cacheuse=yes models Callgrind's I1, D1 and LL: not with --L2";
-		static const int use_levels[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
-		static const char *const too_many[3] = {
-			"--cacheuse=yes: I1 has more ways than it can simulate",
-			"--cacheuse=yes: D1 has more ways than it can simulate",
-			"--cacheuse=yes: LL has more ways than it can simulate",
-		};
 		for (int k = 0; k < 3; k++) {
-			struct level_config c = level_config_of(&h->level[use_levels[k]], m, use_levels[k]);
-			c.prefetcher = LEVEL_PREFETCH_NONE;
-			c.track_use = 1;
-			if (level_check(&c) != NULL)
-				return too_many[k];
+			const struct cgt_cache_config *cc = &h->level[callgrinds[k]];
+			uint64_t slots = (uint64_t)cc->size / (uint64_t)cc->assoc;	/* line x sets */
+			if (slots < (uint64_t)cc->assoc) {
+				snprintf(buf, n, "--cacheuse=yes: error: Use associativity < %llu for cache use "
+						 "statistics! (the %s cache, %d B, %d-way, %d B lines)",
+					 (unsigned long long)slots, cgt_level_names[callgrinds[k]], cc->size,
+					 cc->assoc, cc->line);
+				return buf;
+			}
 		}
 		return NULL;
 	}
@@ -141,20 +143,19 @@ const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct 
 	const char *what = m->write_back ? "--simulate-wb=yes"
 			   : prefetch    ? "--simulate-hwpref=yes (--LL-prefetch=callgrind)"
 					 : "a replacement policy other than lru";
-	static char why[160];	/* (one message, read before the next check) */
 	if (h->level[CGT_LEVEL_L2].size != 0) {
-		snprintf(why, sizeof(why), "%s models %sI1, D1 and LL: not with --L2", what,
+		snprintf(buf, n, "%s models %sI1, D1 and LL: not with --L2", what,
 			 m->write_back || prefetch ? "Callgrind's " : "");
-		return why;
+		return buf;
 	}
-	for (int k = 0; k < CGT_N_LEVELS; k++) {
-		if (h->level[k].size == 0 || k == CGT_LEVEL_L2)
-			continue;
-		struct level_config c = level_config_of(&h->level[k], m, k);
+	/* the levels of the general model: every one of hier.c's, the call
+	   graph's LL */
+	for (int k = call_graph ? 2 : 0; k < 3; k++) {
+		struct level_config c = level_config_of(&h->level[callgrinds[k]], m, callgrinds[k]);
 		if (level_check(&c) != NULL) {
-			snprintf(why, sizeof(why), "%s: %s has more ways than it can simulate", what,
-				 cgt_level_names[k]);
-			return why;
+			snprintf(buf, n, "%s: %s has more ways than it can simulate", what,
+				 cgt_level_names[callgrinds[k]]);
+			return buf;
 		}
 	}
 	return NULL;

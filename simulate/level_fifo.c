@@ -46,7 +46,8 @@ static inline __attribute__((always_inline)) int fifo_prefer(const uint16_t *age
 	return age[a] < age[b];
 }
 
-static const struct level_hooks fifo_hooks = { fifo_touch, fifo_fill, fifo_victim, fifo_prefer, 1 };
+static const struct level_hooks fifo_hooks = { fifo_touch, fifo_fill, fifo_victim, fifo_prefer,
+					       1, 0 };
 
 LEVEL_POLICY_LOOPS(fifo, fifo_hooks)
 

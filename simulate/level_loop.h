@@ -35,6 +35,9 @@ struct level_hooks {
 	   reference to the line looked up last is a hit without a lookup
 	   (see level_take_with) */
 	int touch_again_unchanged;
+	/* a touch makes the way the one a lookup finds first among twins
+	   (LRU: the youngest; FIFO: a hit changes nothing) */
+	int touch_reorders;
 };
 
 /* What level.c's table holds of a policy. */
@@ -225,6 +228,10 @@ level_prefetch(struct level *L, uint64_t addr, const struct level_hooks *h)
 		h->fill(state, assoc, way);
 	} else {
 		h->touch(state, assoc, way);
+		/* found exactly: a twin the policy would not find first, unless
+		   the touch made it so (LRU: the youngest) */
+		if (!h->touch_reorders)
+			return;
 	}
 	*level_last_way(L, set) = (uint16_t)way;
 }

@@ -38,7 +38,7 @@ static inline __attribute__((always_inline)) int lru_prefer(const uint16_t *age,
 	return age[a] < age[b];
 }
 
-static const struct level_hooks lru_hooks = { lru_touch, lru_touch, lru_victim, lru_prefer, 1 };
+static const struct level_hooks lru_hooks = { lru_touch, lru_touch, lru_victim, lru_prefer, 1, 1 };
 
 LEVEL_POLICY_LOOPS(lru, lru_hooks)
 

@@ -203,11 +203,12 @@ int cgt_cache_model_prefetches(const struct cgt_cache_model *m);
 
 /* NULL if the simulator does model m with hierarchy h exactly (for the
    call graph's replay if call_graph), else why not, naming the option:
-   write-back, prefetching and replacement policies other than LRU for I1,
-   D1 and LL only (not with --L2), the prefetcher LL's, the call graph's
-   L1s LRU.  The message is valid until the next call. */
+   write-back, prefetching, cache use and replacement policies other than
+   LRU for I1, D1 and LL only (not with --L2), the prefetcher LL's, the
+   call graph's L1s LRU, cache use's ways within Callgrind's limit.  The
+   message may be written in buf (n bytes). */
 const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct cgt_hierarchy *h,
-				  int call_graph);
+				  int call_graph, char *buf, size_t n);
 
 /* ---- Simulator (sim.c, hier.c) ----------------------------------------- */
 

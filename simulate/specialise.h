@@ -1,7 +1,7 @@
 /*
  * Which fast paths a run may take (specialise.c): each relies on a
- * property of the models -- LRU replacement, no write-back, no prefetcher
- * -- and is taken only when every model of the run has it.  Decided here
+ * property of the models -- LRU replacement, no write-back, no prefetcher,
+ * no use counted -- and is taken only when every model of the run has it.  Decided here
  * and nowhere else; anything declined runs through the general model
  * (level.h), exact for any number of threads.  Internal to simulate/.
  */

@@ -211,8 +211,6 @@ static void post_signal(struct replay *r, struct thread *t, struct cgt_error *e)
 	t->current = &AT(t->states, struct exec_state, t->states.n - 1);
 }
 
-/* Frames, handlers and context gone, as at an instrumentation switch and
-   at the end (main.c unwind_thread). */
 static void unwind_thread(struct replay *r, struct thread *t, struct cgt_error *e)
 {
 	while (t->states.n > 1)

@@ -366,7 +366,6 @@ out:
 	return rc;
 }
 
-/* Callgrind's ZERO_STATS and --zero-before (main.c zero_thread_cost). */
 static void zero_all_cost(struct replay *r, struct thread *t)
 {
 	struct exec_state *s = state(t);

@@ -8,7 +8,7 @@ source "$(dirname "$0")/../lib.sh"
 programs=(loops recursion strings ptrchase)
 policies=("--LL-replacement=fifo" "--D1-replacement=fifo --LL-replacement=fifo"
 	"--I1-replacement=fifo --D1-replacement=fifo --LL-replacement=fifo")
-plan $((${#programs[@]} * ${#policies[@]} + 4 + 1 + 3 + 6))
+plan $((${#programs[@]} * ${#policies[@]} + 4 + 1 + 2 + 3 + 6))
 
 small="--I1=4096,2,64 --D1=4096,4,64 --LL=65536,4,64"
 refsim() { python3 "$ROOT/tests/tools/refsim.py" "$@" | sed 'N; s/\n/ = /'; }
@@ -42,6 +42,20 @@ for t in 1 8; do
 		-o "threads$t.out" loops.zst
 done
 check_same_file "FIFO: --threads=1 and 8, the same file" threads1.out threads8.out
+
+# With Callgrind's write-back and prefetcher, and with cache use: a FIFO
+# sweep's files are their single runs' (nothing to compare them with but
+# the model's hand-computed cases, test_level's fifo_order).
+"$CGTRACE" simulate -q --simulate-wb=yes --simulate-hwpref=yes --LL-replacement=fifo \
+	--I1=4096,2,64 --D1=4096,2,64 --LL=64k..128k,4,64 -o "wbsweep.%c" strings.zst
+"$CGTRACE" simulate -q --simulate-wb=yes --simulate-hwpref=yes --LL-replacement=fifo \
+	--I1=4096,2,64 --D1=4096,2,64 --LL=131072,4,64 -o wbsingle.out strings.zst
+check_same_file "FIFO with write-back and prefetch: the sweep's LL=128k file is its single run's" \
+	wbsingle.out "$(grep -l '^desc: LL cache: *131072 B' wbsweep.* 2>/dev/null | head -n 1)"
+"$CGTRACE" simulate -q --cacheuse=yes --D1-replacement=fifo $small -o usefifo.out strings.zst &&
+	"$CGTRACE" simulate -q --cacheuse=yes $small -o uselru.out strings.zst
+check "FIFO with cache use: a file, other than LRU's" \
+	sh -c '! cmp -s usefifo.out uselru.out && grep -q "^events:.*AcCost1" usefifo.out'
 
 # The call graph: LL may be FIFO (a level there), its L1s not yet.
 "$CGTRACE" simulate -q --tool=callgrind $small --LL-replacement=fifo \

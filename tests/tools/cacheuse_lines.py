@@ -2,7 +2,7 @@
 self costs summed per source line.
 
 Usage: cacheuse_lines.py [--events=E,E,...] [--except-functions=REGEX]
-                         [--where-ir-agrees] CALLGRIND_OUT CACHEGRIND_OUT
+                         [--where-ir-agrees[=N]] CALLGRIND_OUT CACHEGRIND_OUT
 
 Callgrind charges an event to an instruction in a context; Cachegrind, and
 cgtrace's --tool=cachegrind, to the instruction alone.  Summed over every
@@ -19,7 +19,9 @@ any function whose name matches --except-functions (re.search) in either
 file (Callgrind's name, with its suffix: fib'2).  With --where-ir-agrees,
 only the lines where both files count the same Ir are compared: where the
 two tools ran the same instructions (Callgrind never counts the block its
-run ends in, nor a few before it, which Cachegrind counts).  Prints each difference
+run ends in, nor a few before it, which Cachegrind counts); with =N, more
+than N such lines is a difference too (so that a shift of instructions
+between lines cannot empty the comparison).  Prints each difference
 (file:line, the expected and the actual costs); exits 0 if none, 1 if
 any, 2 if a file cannot be read, or if an event is in neither file's
 events: line, or if nothing at all is compared (two empty profiles
@@ -110,10 +112,12 @@ def main(argv):
     wanted = "AcCost1,SpLoss1,AcCost2,SpLoss2".split(',')
     args = []
     skip = None
-    ir_agrees = False
+    ir_agrees, max_ir_differ = False, None
     for a in argv[1:]:
-        if a == '--where-ir-agrees':
+        if a == '--where-ir-agrees' or a.startswith('--where-ir-agrees='):
             ir_agrees = True
+            if '=' in a:
+                max_ir_differ = int(a.split('=', 1)[1])
             continue
         if a.startswith('--events='):
             wanted = a[len('--events='):].split(',')
@@ -130,12 +134,15 @@ def main(argv):
         skipped |= c_skipped
         exp_cols = project(cg_events, wanted, args[0])
         act_cols = project(c_events, wanted, args[1])
+        ir_differ = set()
         if ir_agrees:
             exp_ir = project(cg_events, ['Ir'], args[0])
             act_ir = project(c_events, ['Ir'], args[1])
             for key in set(expected) | set(actual):
-                if values(expected.get(key, []), exp_ir) != values(actual.get(key, []), act_ir):
-                    skipped.add(key)
+                if key not in skipped and \
+                   values(expected.get(key, []), exp_ir) != values(actual.get(key, []), act_ir):
+                    ir_differ.add(key)
+            skipped |= ir_differ
     except (OSError, callgrind_compare.Invalid) as e:
         print(f"cacheuse_lines.py: {e}", file=sys.stderr)
         return 2
@@ -157,6 +164,10 @@ def main(argv):
         return 2
     if diffs > 40:
         print(f"... {diffs - 40} more")
+    if max_ir_differ is not None and len(ir_differ) > max_ir_differ:
+        diffs += 1
+        print(f"{len(ir_differ)} lines count other instructions (Ir) in the two files, more than "
+              f"{max_ir_differ}: " + ", ".join(f"{k[0]}:{k[1]}" for k in sorted(ir_differ)[:10]))
     print(f"{compared} lines compared ({','.join(wanted)}), {diffs} differ"
           + (f", {len(skipped)} left out" if skipped else ""))
     return 1 if diffs else 0

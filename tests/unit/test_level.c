@@ -478,6 +478,37 @@ static void fifo_order(void)
 	CHECK_EQ(R(0x2000), LEVEL_MISS);	/* evicts 0x3000 */
 	level_free(&L);
 
+	/* A prefetch fills as a miss does: one set of three ways, 0x20000
+	   first in and hit since; the run 0x10000, 0x10040, 0x10080
+	   prefetches 0x101c0, which replaces 0x20000 (LRU would replace
+	   0x10000), and the demand miss then 0x10000. */
+	c = (struct level_config){ .size = 192, .assoc = 3, .line = 64, .replacement = LEVEL_FIFO,
+				   .prefetcher = LEVEL_PREFETCH_CALLGRIND };
+	CHECK(level_init(&L, &c) == 0);
+	CHECK_EQ(R(0x20000), LEVEL_MISS);
+	CHECK_EQ(OBS(0x10000), LEVEL_MISS);
+	CHECK_EQ(OBS(0x10040), LEVEL_MISS);
+	CHECK_EQ(R(0x20000), LEVEL_HIT);
+	CHECK_EQ(OBS(0x10080), LEVEL_MISS);
+	CHECK_EQ(L.prefetches_up, 1);
+	CHECK_EQ(R(0x101c0), LEVEL_HIT);
+	CHECK_EQ(R(0x10040), LEVEL_HIT);
+	CHECK_EQ(R(0x20000), LEVEL_MISS);	/* replaced by the prefetch */
+	level_free(&L);
+	/* With Callgrind's write-back tags a prefetch installs its line
+	   number (level_prefetch's own path): a fill all the same, which the
+	   demand miss after it does not replace. */
+	c.write_back = c.callgrind_tags = 1;
+	CHECK(level_init(&L, &c) == 0);
+	CHECK_EQ(R(0x20000), LEVEL_MISS);
+	CHECK_EQ(OBS(0x10000), LEVEL_MISS);
+	CHECK_EQ(OBS(0x10040), LEVEL_MISS);
+	CHECK_EQ(R(0x20000), LEVEL_HIT);
+	CHECK_EQ(OBS(0x10080), LEVEL_MISS);	/* the prefetch replaced 0x20000, this 0x10000 */
+	CHECK_EQ(R(0x10040), LEVEL_HIT);
+	CHECK_EQ(R(0x10000), LEVEL_MISS);
+	level_free(&L);
+
 	/* the same sequence under LRU: 0x1000, used last, stays */
 	L = make(128, 2, 64, 0, LEVEL_PREFETCH_NONE, 0);
 	CHECK_EQ(R(0x1000), LEVEL_MISS);
