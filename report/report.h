@@ -298,7 +298,8 @@ struct cgt_callgrind_annotate_options {
    with ties in its order of equal costs (and of files) broken by name,
    where its own order is its Perl hashes' (which changes from run to
    run).  0, or a negative cgt_status with callgrind_annotate's message
-   in e (an event not in the file, a user file not found). */
+   in e (an event not in the file, a user file not found), or with
+   "cannot write the report" if out's writes failed. */
 int cgt_callgrind_annotate(FILE *out, const struct cgt_callgrind_profile *p,
 			   const struct cgt_callgrind_annotate_options *o, struct cgt_error *e);
 
