@@ -434,11 +434,12 @@ int cgt_callgrind_annotate(FILE *out, const struct cgt_callgrind_profile *p,
 {
 	struct cga a = { .p = p, .o = o, .out = out, .e = e };
 	int rc = resolve_events(&a);
-	if (rc == 0)
-		rc = compute_totals(&a);
-	if (rc == 0) {
+	if (rc == 0 && o->format == CGT_CALLGRIND_DOT) {
+		/* the graph has totals of its own */
+		rc = cga_print_dot(&a);
+	} else if (rc == 0 && (rc = compute_totals(&a)) == 0) {
 		rank_to_threshold(&a);
-		if (o->json) {
+		if (o->format == CGT_CALLGRIND_JSON) {
 			rc = cga_print_json(&a);
 		} else {
 			print_options(&a);
