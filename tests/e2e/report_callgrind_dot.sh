@@ -6,10 +6,11 @@
 # DOT must escape; the event chosen; the options' bad values; a write
 # that fails.
 source "$(dirname "$0")/../lib.sh"
-plan 19
+plan 21
 
-# svg_graph SVG: what dot drew, one item a line: "node<TAB>NAME" (a
-# label's first line) and "edge<TAB>CALLER<TAB>CALLEE<TAB>LABEL LINES".
+# svg_graph SVG: what dot drew, one item a line: "node<TAB>NAME<TAB>REST"
+# (a label's first line, then its others) and
+# "edge<TAB>CALLER<TAB>CALLEE<TAB>LABEL LINES".
 svg_graph() {
 	python3 - "$1" <<'PY'
 import sys, xml.etree.ElementTree as ET
@@ -23,7 +24,7 @@ for kind in ('node', 'edge'):
         texts = [t.text or '' for t in g.iter(svg + 'text')]
         if kind == 'node':
             names[title] = texts[0]
-            print('node\t' + texts[0])
+            print('node\t%s\t%s' % (texts[0], ' '.join(texts[1:])))
         else:
             caller, callee = title.split('->')
             print('edge\t%s\t%s\t%s' % (names[caller], names[callee], ' '.join(texts)))
@@ -47,8 +48,14 @@ drawn() {
 	local graph=$1 name
 	shift
 	for name in "$@"; do
-		grep -qxF "node"$'\t'"$name" "$graph" && echo "$name"
+		name=$name awk -F'\t' '$1 == "node" && $2 == ENVIRON["name"] { print $2; exit }' "$graph"
 	done | paste -sd' '
+}
+
+# inclusive GRAPH NAME: the inclusive cost on the node's label
+inclusive() {
+	name=$2 awk -F'\t' '$1 == "node" && $2 == ENVIRON["name"] {
+		s = $3; sub(/.*inclusive [0-9.]*% \(/, "", s); sub(/\).*/, "", s); gsub(",", "", s); print s }' "$1"
 }
 
 # calls FILE CALLER CALLEE: the calls' count and inclusive cost of the
@@ -95,8 +102,9 @@ clean_env valgrind --tool=callgrind --callgrind-out-file=cxx_calls.cg "$PROGS/cx
 
 # recursion, from cgtrace and from Callgrind, default thresholds: the
 # program's functions (each recursion level below the first is NAME'2),
-# and the calls' counts and costs: main's of fib (fib'2 calls itself, a
-# cycle: its count only).
+# and the calls' counts and costs: main's of fib, fib's of fib'2 (fib'2
+# calls itself, a cycle: its count only); fib'2's inclusive cost is what
+# fib paid for it, not its calls' nested costs added up.
 own="main fib fib'2 ackermann ackermann'2 build build'2 sum_tree sum_tree'2 free_tree free_tree'2"
 for f in recursion.ct recursion.cg; do
 	check_eq "$f: report --format=dot and dot -Tsvg exit 0" "0 0" "$(draw "$f" "$f")"
@@ -104,6 +112,8 @@ for f in recursion.ct recursion.cg; do
 	expected="$(calls "$f" main fib) $(calls "$f" fib fib\'2) $(calls "$f" fib\'2 fib\'2 | cut -d' ' -f1) -"
 	check_eq "$f: main -> fib, fib -> fib'2, fib'2 -> fib'2: the calls= lines' counts and costs" \
 		"$expected" "$(label "$f.graph" main fib) $(label "$f.graph" fib fib\'2) $(label "$f.graph" fib\'2 fib\'2)"
+	check_eq "$f: fib'2's inclusive cost that of fib's calls of it" \
+		"$(calls "$f" fib fib\'2 | cut -d' ' -f2)" "$(inclusive "$f.graph" fib\'2)"
 done
 
 # callgraph: its startup in ld.so is most of its cost; main's small
@@ -114,7 +124,8 @@ draw cg0 --node-threshold=0 --edge-threshold=0 callgraph.ct >/dev/null
 draw cg0e --node-threshold=0 --edge-threshold=0.05 callgraph.ct >/dev/null
 check_eq "--node-threshold=0.1: main and its larger functions drawn" "main do_jump victim work" \
 	"$(drawn cg01.graph main do_jump victim work)"
-check_empty "... its small ones not" "$(drawn cg01.graph op_add op_mul leaf tailer)"
+check_eq "... its small ones not (main is: the graph was read)" main \
+	"$(drawn cg01.graph main op_add op_mul leaf tailer)"
 check_eq "--node-threshold=0: those drawn, and main's calls of op_add (twice)" \
 	"op_add op_mul leaf tailer|2" \
 	"$(drawn cg0.graph op_add op_mul leaf tailer)|$(label cg0.graph main op_add | cut -d' ' -f1)"
@@ -128,7 +139,7 @@ mapfile -t names < <(sed -n 's/^c\{0,1\}fn=([0-9]*) //p' cxx_calls.cg |
 	grep -F -e 'operator"" _cm' -e 'allocator<char> const&' -e "thrower(int)'2" | sort -u)
 draw cxx --node-threshold=0 cxx_calls.cg >/dev/null
 check_eq "cxx_calls: names with quotes, <, >, & and ' drawn as the file has them (${#names[@]})" \
-	"$(printf '%s\n' "${names[@]}")" "$(for n in "${names[@]}"; do grep -xF "node"$'\t'"$n" cxx.graph | cut -f2; done)"
+	"$(printf '%s\n' "${names[@]}")" "$(for n in "${names[@]}"; do drawn cxx.graph "$n"; done)"
 
 # The event: --sort's first, else --show's first, else the file's first;
 # the total, every function's self cost added up, is the file's totals:
