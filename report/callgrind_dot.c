@@ -25,12 +25,14 @@
  * inclusive cost is what the callers outside its cycle (its strongly
  * connected component of the call graph) paid for it: exact for direct
  * recursion, and for a cycle through several functions entered at one.
- * A function no caller outside its cycle calls costs its whole cycle (its
- * members' self costs and the calls leaving it), or what its callers paid
- * for it if that is less (it is entered only from inside a cycle of
- * several functions, whose other members' costs are not its own).  Calls
- * inside a cycle cost nothing of their own to show: they are drawn dashed
- * and grey, with their count, whenever both their functions are drawn.
+ * One that only its cycle's members call, in a cycle entered at others,
+ * costs what they paid for it, or its whole cycle if that is less (its
+ * members' self costs and the calls leaving it).  A function nothing
+ * calls, or one of a cycle nothing outside calls (which holds a root),
+ * costs its whole cycle: whichever member the root is, it is not hidden.
+ * Calls inside a cycle cost nothing of their own to show: they are drawn
+ * dashed and grey, with their count, whenever both their functions are
+ * drawn.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -163,17 +165,16 @@ static int find_inclusive(struct dot *d)
 	size_t n = p->n_fns;
 	unsigned ev = d->event;
 	/* per function: what callers outside its cycle paid for it (no more
-	   than what all paid, a sum the reader made); per cycle: its whole cost */
+	   than what all paid, a sum the reader made), whether any did; per
+	   cycle: its whole cost, whether a caller outside it calls a member */
 	uint64_t *entering = calloc(n + 1, sizeof(uint64_t)), *cycle = calloc(n + 1, sizeof(uint64_t));
-	char *outside_caller = calloc(n + 1, 1);
-	size_t *members = calloc(n + 1, sizeof(size_t));
+	char *outside_caller = calloc(n + 1, 1), *entered = calloc(n + 1, 1);
 	int rc = 0;
-	if (!entering || !cycle || !outside_caller || !members) {
+	if (!entering || !cycle || !outside_caller || !entered) {
 		rc = cgt_fail(d->a->e, cgt_err_nomem, "out of memory");
 		goto out;
 	}
 	for (size_t f = 0; f < n; f++) {
-		members[d->component[f]]++;
 		if (add_count(&cycle[d->component[f]], p->fns[f].self->count[ev]) < 0 ||
 		    add_count(&d->total, p->fns[f].self->count[ev]) < 0)
 			goto overflow;
@@ -182,7 +183,7 @@ static int find_inclusive(struct dot *d)
 		const struct cgt_callgrind_call *c = &p->calls[k];
 		if (recursive(d, c))
 			continue;
-		outside_caller[c->callee] = 1;
+		outside_caller[c->callee] = entered[d->component[c->callee]] = 1;
 		entering[c->callee] += c->cost->count[ev];
 		if (add_count(&cycle[d->component[c->caller]], c->cost->count[ev]) < 0)
 			goto overflow;
@@ -192,7 +193,7 @@ static int find_inclusive(struct dot *d)
 		uint64_t whole = cycle[d->component[f]];
 		if (outside_caller[f])
 			d->inclusive[f] = entering[f];
-		else if (called != NULL && members[d->component[f]] > 1 && called->count[ev] < whole)
+		else if (entered[d->component[f]] && called->count[ev] < whole)
 			d->inclusive[f] = called->count[ev];
 		else
 			d->inclusive[f] = whole;
@@ -204,7 +205,7 @@ out:
 	free(entering);
 	free(cycle);
 	free(outside_caller);
-	free(members);
+	free(entered);
 	return rc;
 }
 

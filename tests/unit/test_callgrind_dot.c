@@ -1,7 +1,8 @@
 /* cgtrace report --format=dot (callgrind_dot.c) on a small hand-written
    callgrind.out: nodes and their inclusive costs with direct and mutual
-   recursion, their order, the thresholds, the event chosen, names DOT
-   must escape, and a write that fails. */
+   recursion, their order, the thresholds, the event chosen, a cycle with
+   the program's root in it, names DOT must escape, and a write that
+   fails. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,23 @@ static const char profile[] =
 	"51 300 30\n";
 
 static struct cgt_callgrind_profile *p;
+
+/* text read as a callgrind.out file; NULL if it could not be. */
+static struct cgt_callgrind_profile *read_profile(const char *text)
+{
+	struct cgt_error e;
+	struct cgt_callgrind_profile *read = NULL;
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	int written = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	if (!written || cgt_callgrind_read(path, NULL, &read, &e) < 0)
+		printf("  cannot read the profile: %s\n", written ? e.msg : "a write failed");
+	unlink(path);
+	strcpy(path + strlen(path) - 6, "XXXXXX");
+	return read;
+}
 
 /* The graph for these options (malloc'd), or NULL with e set. */
 static char *graph(const char *const *sort, unsigned n_sort, double node_threshold,
@@ -160,6 +178,35 @@ static void event(void)
 	CHECK(strstr(e.msg, "--sort event `Dw' did not appear in input") != NULL);
 }
 
+/* root calls other, which calls root again: nothing outside the cycle
+   calls it, so both cost the whole cycle (what other paid for root's
+   nested call is not root's cost). */
+static void root_cycle(void)
+{
+	struct cgt_error e;
+	struct cgt_callgrind_profile *whole = p;
+	p = read_profile("events: Ir\n"
+			 "fn=root\n"
+			 "1 10\n"
+			 "cfn=other\n"
+			 "calls=1 2\n"
+			 "2 90\n"
+			 "fn=other\n"
+			 "3 80\n"
+			 "cfn=root\n"
+			 "calls=1 1\n"
+			 "4 5\n");
+	CHECK(p != NULL);
+	if (p != NULL) {
+		char *g = graph(NULL, 0, 0.5, 0.1, &e);
+		CHECK(has(g, "[label=\"root\\ninclusive 100.00% (90)\\nself 11.11% (10)\""));
+		CHECK(has(g, "[label=\"other\\ninclusive 100.00% (90)\\nself 88.89% (80)\""));
+		free(g);
+		cgt_callgrind_free(p);
+	}
+	p = whole;
+}
+
 static void write_error(void)
 {
 	struct cgt_error e;
@@ -178,22 +225,14 @@ static void write_error(void)
 
 int main(void)
 {
-	struct cgt_error e;
-	int fd = mkstemp(path);
-	if (fd < 0 || write(fd, profile, strlen(profile)) != (ssize_t)strlen(profile))
+	if ((p = read_profile(profile)) == NULL)
 		return 1;
-	close(fd);
-	int rc = cgt_callgrind_read(path, NULL, &p, &e);
-	unlink(path);
-	if (rc < 0) {
-		printf("cannot read the profile: %s\n", e.msg);
-		return 1;
-	}
-	PLAN(5);
+	PLAN(6);
 	RUN(nodes);
 	RUN(escaping);
 	RUN(edges);
 	RUN(event);
+	RUN(root_cycle);
 	RUN(write_error);
 	cgt_callgrind_free(p);
 	return CHECK_DONE();
