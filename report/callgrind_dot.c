@@ -6,17 +6,16 @@
  * --show narrows the events).  Percentages are of the total of every
  * function's self cost (every part's, as the functions' costs are): the
  * cost the graph is made of.  (The text's PROGRAM TOTALS is the last
- * summary: line, a part's only, and in Callgrind's files less than the
- * totals: line when a signal handler ran.)  A node per function whose
- * inclusive cost is at least node_threshold percent of the total,
- * labelled with its name, its file and object, its
- * inclusive and self cost (percent and count), its font sized and its
- * colour ramped from blue through green to red by its inclusive share;
- * an edge per call from one drawn function to another that costs at
- * least edge_threshold percent, labelled with the calls and their cost,
- * its pen as wide and coloured as its share.  Nodes go largest first,
- * edges costliest first, ties by name: the same file gives the same
- * graph.
+ * summary: line, a part's only, which can differ from the totals: line:
+ * Callgrind's does for a program whose signal handler ran.)  A node per
+ * function whose inclusive cost is at least node_threshold percent of the
+ * total, labelled with its name, its file and object, its inclusive and
+ * self cost (percent and count), its font sized and its colour ramped
+ * from blue through green to red by its inclusive share; an edge per
+ * call from one drawn function to another that costs at least
+ * edge_threshold percent, labelled with the calls and their cost, its pen
+ * as wide and coloured as its share.  Nodes go largest first, edges
+ * costliest first, ties by name: the same file gives the same graph.
  *
  * Recursion: Callgrind's call costs nest there (fib'2 calling fib'2 pays
  * again for the calls inside), so the sum of what a function's callers
