@@ -95,9 +95,10 @@ static const char help_report[] =
 	"  line is callgrind_annotate's: options --opt=value only (--inclusive=yes|no,\n"
 	"  --tree=none|caller|calling|both, --threshold=N, --show=A,B, --sort=A:N,B,\n"
 	"  --show-percs=yes|no, --auto=yes|no, --context=N, -I=DIR/--include=DIR, and\n"
-	"  cgtrace's --format=text|json), the arguments after the file source files\n"
-	"  to annotate, and the output callgrind_annotate's.  Its help:\n"
-	"  cgtrace report --help FILE.\n";
+	"  cgtrace's --format=text|json|dot, --node-threshold=N, --edge-threshold=N),\n"
+	"  the arguments after the file source files to annotate, and the output\n"
+	"  callgrind_annotate's (or its JSON, or the call graph for Graphviz).  Its\n"
+	"  help: cgtrace report --help FILE.\n";
 
 enum opt {
 	OPT_HELP, OPT_VERSION, OPT_DIFF, OPT_MOD_FILENAME, OPT_MOD_FUNCNAME, OPT_SHOW, OPT_SORT,

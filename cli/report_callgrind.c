@@ -43,8 +43,16 @@ static const char usage_annotate[] =
 
 static const char help_callgrind[] =
 	"cgtrace's own:\n"
-	"    --format=text|json    callgrind_annotate's text, or the same data as JSON\n"
-	"                          (report/REPORT-JSON.md) [text]\n"
+	"    --format=text|json|dot  callgrind_annotate's text, the same data as JSON\n"
+	"                          (report/REPORT-JSON.md), or the call graph for\n"
+	"                          Graphviz (cgtrace report --format=dot FILE | dot -Tsvg)\n"
+	"                          of one event: --sort's first, else --show's first,\n"
+	"                          else the file's first [text]\n"
+	"    --node-threshold=<0--100>  with --format=dot: draw the functions whose\n"
+	"                          inclusive cost is at least this percentage of the\n"
+	"                          total (every function's self cost added up) [0.5]\n"
+	"    --edge-threshold=<0--100>  with --format=dot: draw the calls between them\n"
+	"                          that cost at least this percentage [0.1]\n"
 	"\n"
 	"This command line is callgrind_annotate's because the first argument not\n"
 	"starting with '-' is a callgrind.out file (see cgtrace report --help).\n";
@@ -108,7 +116,8 @@ static char *working_directory(void)
 int cmd_report_callgrind(int argc, char **argv)
 {
 	struct cgt_callgrind_annotate_options o = { .threshold = "99", .context = "8",
-						    .show_percs = 1, .auto_annotate = 1 };
+						    .show_percs = 1, .auto_annotate = 1,
+						    .node_threshold = 0.5, .edge_threshold = 0.1 };
 	const char **show = calloc((size_t)argc + 1, sizeof(char *));
 	const char **sort = calloc((size_t)argc + 1, sizeof(char *));
 	const char **thresholds = calloc((size_t)argc + 1, sizeof(char *));
@@ -219,8 +228,22 @@ int cmd_report_callgrind(int argc, char **argv)
 			strcpy(dir + len, "/");
 			copies[n_copies++] = dir;
 			include[o.n_include_dirs++] = dir;
-		} else if (!strcmp(arg, "--format=json") || !strcmp(arg, "--format=text")) {
-			o.json = arg[9] == 'j';
+		} else if (!strcmp(arg, "--format=text")) {
+			o.format = CGT_CALLGRIND_TEXT;
+		} else if (!strcmp(arg, "--format=json")) {
+			o.format = CGT_CALLGRIND_JSON;
+		} else if (!strcmp(arg, "--format=dot")) {
+			o.format = CGT_CALLGRIND_DOT;
+		} else if (!strncmp(arg, "--node-threshold=", 17) || !strncmp(arg, "--edge-threshold=", 17)) {
+			/* a percentage as --threshold's, N or N%, but one number */
+			size_t len = percent_number(copy + 17);
+			char *end;
+			double v = strtod(copy + 17, &end);
+			if (len == 0 || end != copy + 17 + len || v > 100) {
+				status = bad_option();
+				goto out;
+			}
+			*(arg[2] == 'n' ? &o.node_threshold : &o.edge_threshold) = v;
 		} else {
 			status = bad_option();
 			goto out;

@@ -2,7 +2,8 @@
  * Internal to report/: a callgrind_annotate run over a read callgrind.out
  * file -- the function totals it ranks, its column and percentage
  * rules -- shared by its text (callgrind_text.c), its source annotation
- * (callgrind_source.c) and the JSON (callgrind_json.c).
+ * (callgrind_source.c), the JSON (callgrind_json.c) and the call graph
+ * (callgrind_dot.c).
  */
 #ifndef CGTRACE_CALLGRIND_ANNOTATE_H
 #define CGTRACE_CALLGRIND_ANNOTATE_H
@@ -47,5 +48,7 @@ int cga_annotate_sources(struct cga *a);
 
 /* The JSON of the run instead of the text. */
 int cga_print_json(struct cga *a);
+/* Its call graph for Graphviz instead (callgrind_dot.c). */
+int cga_print_dot(struct cga *a);
 
 #endif

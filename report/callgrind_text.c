@@ -7,6 +7,7 @@
  * nine characters), a percentage is of the summary, functions are ranked
  * by the sort events and then by name.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -433,11 +434,12 @@ int cgt_callgrind_annotate(FILE *out, const struct cgt_callgrind_profile *p,
 {
 	struct cga a = { .p = p, .o = o, .out = out, .e = e };
 	int rc = resolve_events(&a);
-	if (rc == 0)
-		rc = compute_totals(&a);
-	if (rc == 0) {
+	if (rc == 0 && o->format == CGT_CALLGRIND_DOT) {
+		/* the graph has totals of its own */
+		rc = cga_print_dot(&a);
+	} else if (rc == 0 && (rc = compute_totals(&a)) == 0) {
 		rank_to_threshold(&a);
-		if (o->json) {
+		if (o->format == CGT_CALLGRIND_JSON) {
 			rc = cga_print_json(&a);
 		} else {
 			print_options(&a);
@@ -446,7 +448,11 @@ int cgt_callgrind_annotate(FILE *out, const struct cgt_callgrind_profile *p,
 				rc = cga_annotate_sources(&a);
 		}
 	}
-	fflush(out);
+	/* a write that failed (a full disk) leaves the error flag set */
+	int flushed = fflush(out) == 0;
+	if ((!flushed || ferror(out)) && rc == 0)
+		rc = cgt_fail(e, cgt_err_io, "cannot write the report%s%s", flushed ? "" : ": ",
+			      flushed ? "" : strerror(errno));
 	for (size_t f = 0; a.total != NULL && f < p->n_fns; f++)
 		free(a.total[f]);
 	for (size_t i = 0; i < a.n_threshold_files; i++)

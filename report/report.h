@@ -291,14 +291,24 @@ struct cgt_callgrind_annotate_options {
 	unsigned n_include_dirs;
 	const char *const *user_files;		/* source files to annotate */
 	unsigned n_user_files;
-	int json;				/* the same data as JSON (REPORT-JSON.md) */
+	enum cgt_callgrind_format {
+		CGT_CALLGRIND_TEXT,		/* callgrind_annotate's */
+		CGT_CALLGRIND_JSON,		/* the same data as JSON (REPORT-JSON.md) */
+		CGT_CALLGRIND_DOT,		/* the call graph for Graphviz (callgrind_dot.c) */
+	} format;
+	/* CGT_CALLGRIND_DOT: a function is drawn if its inclusive cost is at
+	   least node_threshold percent of the total, a call between two drawn
+	   ones if its cost is at least edge_threshold percent */
+	double node_threshold, edge_threshold;
 };
 
 /* Prints what callgrind_annotate 3.19 prints for p with these options,
    with ties in its order of equal costs (and of files) broken by name,
    where its own order is its Perl hashes' (which changes from run to
-   run).  0, or a negative cgt_status with callgrind_annotate's message
-   in e (an event not in the file, a user file not found). */
+   run); or its JSON or call graph.  0, or a negative cgt_status with
+   callgrind_annotate's message in e (an event not in the file, a user
+   file not found), or with "cannot write the report" if out's writes
+   failed. */
 int cgt_callgrind_annotate(FILE *out, const struct cgt_callgrind_profile *p,
 			   const struct cgt_callgrind_annotate_options *o, struct cgt_error *e);
 

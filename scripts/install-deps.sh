@@ -18,6 +18,10 @@
 #   librsvg2-bin               rsvg-convert: tests/tools/check_plot.py renders
 #                              sweep plots (--plot) to PNG, so an SVG that a
 #                              real renderer rejects fails the tests
+#   graphviz                   dot: tests/e2e/report_callgrind_dot.sh renders
+#                              report --format=dot's call graphs to SVG and
+#                              reads what was drawn from it, so a graph
+#                              Graphviz rejects fails the tests
 #
 # With the argument "fuzz" (make fuzz), also:
 #   clang libclang-rt-N-dev    clang and its libFuzzer and sanitizer runtimes
@@ -25,7 +29,7 @@
 #                              of clang that --no-install-recommends skips)
 set -eu
 
-PACKAGES="gcc g++ make pkg-config libzstd-dev libelf-dev libdw-dev libdebuginfod-dev debuginfod libiberty-dev libipt-dev libzydis-dev valgrind zstd python3 strace librsvg2-bin"
+PACKAGES="gcc g++ make pkg-config libzstd-dev libelf-dev libdw-dev libdebuginfod-dev debuginfod libiberty-dev libipt-dev libzydis-dev valgrind zstd python3 strace librsvg2-bin graphviz"
 if [ "${1:-}" = fuzz ]; then
 	PACKAGES="$PACKAGES clang"
 	if command -v clang >/dev/null 2>&1; then

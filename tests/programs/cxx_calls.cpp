@@ -1,6 +1,7 @@
 // C++ calls for Callgrind's replay: exceptions thrown through several
 // frames and caught (the unwinder's frames, landing pads, .cold parts),
-// and virtual calls through objects the compiler cannot see the type of.
+// and virtual calls through objects the compiler cannot see the type of;
+// a literal operator, whose name has quotes (operator"" _cm).
 #include <cstdio>
 #include <stdexcept>
 
@@ -60,6 +61,12 @@ __attribute__((noinline)) long catcher(int n)
 	}
 }
 
+// noipa: a call that stays one, not a constant folded in
+__attribute__((noipa)) long operator"" _cm(unsigned long long v)
+{
+	return static_cast<long>(v) * 10;
+}
+
 } // namespace
 
 int main()
@@ -74,7 +81,7 @@ int main()
 			total += s->area();
 	for (Shape *s : shapes)
 		delete s;
-	total += catcher(3) + catcher(2);
+	total += catcher(3) + catcher(2) + 42_cm;
 	std::printf("%ld\n", total);
 	return 0;
 }
