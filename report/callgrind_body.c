@@ -255,10 +255,12 @@ static int add_line_call(struct reader *r, uint64_t line, const struct cgt_cost 
 		return -1;
 	struct cgt_callgrind_file *f = &r->p->files[fi];
 	struct file_index *x = &r->s->index[fi];
-	size_t first = (uintptr_t)cgt_map_get(&x->first_call_at, line), last = 0;
-	for (size_t k = first; k; last = k, k = x->next_call[k - 1]) {
+	const uint64_t key = line * 0x9E3779B97F4A7C15ull ^
+			     ((uint64_t)r->fn << 32 | (uint32_t)r->callee) * 0xC2B2AE3D27D4EB4Full;
+	const size_t first = (uintptr_t)cgt_map_get(&x->first_call_at, key);
+	for (size_t k = first; k; k = x->next_call[k - 1]) {
 		struct cgt_callgrind_line_call *lc = &f->calls[k - 1];
-		if (lc->caller == r->fn - 1 && lc->callee == r->callee - 1) {
+		if (lc->line == line && lc->caller == r->fn - 1 && lc->callee == r->callee - 1) {
 			lc->count += r->pending_calls;
 			return add_cost(r, lc->cost, c);
 		}
@@ -268,12 +270,10 @@ static int add_line_call(struct reader *r, uint64_t line, const struct cgt_cost 
 	    (f->n_calls == x->cap_next &&
 	     cgt_array_grow(&x->next_call, &x->cap_next, f->n_calls, 1, sizeof(size_t)) < 0))
 		return reader_nomem(r);
-	if (last)
-		x->next_call[last - 1] = f->n_calls + 1;
-	else if (cgt_map_put(&x->first_call_at, line, (void *)(uintptr_t)(f->n_calls + 1)) < 0)
+	if (cgt_map_put(&x->first_call_at, key, (void *)(uintptr_t)(f->n_calls + 1)) < 0)
 		return reader_nomem(r);
 	struct cgt_callgrind_line_call *lc = &f->calls[f->n_calls];
-	x->next_call[f->n_calls] = 0;
+	x->next_call[f->n_calls] = first;
 	*lc = (struct cgt_callgrind_line_call){ line, r->fn - 1, r->callee - 1, r->pending_calls,
 						reader_new_cost(r) };
 	if (lc->cost == NULL)

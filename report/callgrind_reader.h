@@ -14,8 +14,10 @@
 /* Where a file's lines and the calls made at them are found. */
 struct file_index {
 	struct cgt_map line_at;		/* line -> index into lines + 1 */
-	struct cgt_map first_call_at;	/* line -> index into calls + 1 */
-	size_t *next_call;		/* per call: the next one at its line + 1, 0: none */
+	/* (line, caller, callee)'s hash -> index into calls + 1: a chain of
+	   the calls of that hash, so that a line of many calls is no list */
+	struct cgt_map first_call_at;
+	size_t *next_call;		/* per call: the next one of its hash + 1, 0: none */
 	size_t cap_lines, cap_calls, cap_next;
 };
 

@@ -34,7 +34,7 @@ cases=(
 	"neither format|printf 'hello\\\\nworld\\\\n'|neither format:1: missing a \`command:\` line"
 	"empty|true|empty:1: missing a \`command:\` line"
 )
-plan $(( ${#cases[@]} + 3 ))
+plan $(( ${#cases[@]} + 4 ))
 
 "$CGTRACE" report good >good.out 2>good.err
 check_eq "the file they are made from is read" "0 yes" "$? $(grep -c 'a.c:main' good.out | sed 's/^1$/yes/')"
@@ -57,3 +57,12 @@ check_contains "a name number of 400 digits is a name like another" "a.c:f" "$(c
 { sed -n 1,4p good; echo "fl=(1) a.c"; seq 1 1000000 | sed 's/.*/fn=(&) f&/'; echo "1 1"; echo "totals: 1"; } >many_ids
 out=$(run_limited 400000 "$CGTRACE" report many_ids 2>&1)
 check_contains "a million compressed names, within 400 MB" "a.c:f1000000" "$out"
+
+# A million calls at one line (stripped code calls from line 0): each is
+# found by its caller, callee and line, never by walking the line's list,
+# which took minutes; a minute is a hang here.
+{ sed -n 1,4p good; echo "fl=a.c"; echo "fn=main"; echo "1 1"
+  seq 1 1000000 | sed 's/.*/cfn=f&\ncalls=1 0\n0 1/'; echo "totals: 1000001"; } >many_calls
+out=$(timeout -k 5 60 "$CGTRACE" report many_calls 2>&1)
+check_eq "a million calls at one line: read within a minute" "0 yes" \
+	"$? $(grep -q 'PROGRAM TOTALS' <<<"$out" && echo yes)"
