@@ -50,6 +50,40 @@ struct level_policy {
 
 #define LEVEL_NO_WAY UINT32_MAX
 
+/* Ages, a policy state that LRU and FIFO share: each way's age, 0 the
+   newest, a permutation of 0 .. assoc-1 (a cold set's in way order, as
+   its tags 0 are); the oldest is the victim, the newer of twins found. */
+static inline void level_ages_first(uint16_t *age, uint32_t assoc)
+{
+	for (uint32_t w = 0; w < assoc; w++)
+		age[w] = (uint16_t)w;
+}
+
+/* way becomes the newest; those newer than it was age by one */
+static inline __attribute__((always_inline)) void level_ages_renew(uint16_t *age, uint32_t assoc,
+								   uint32_t way)
+{
+	const uint16_t was = age[way];
+	for (uint32_t w = 0; w < assoc; w++)
+		age[w] += age[w] < was;
+	age[way] = 0;
+}
+
+static inline __attribute__((always_inline)) uint32_t level_ages_oldest(const uint16_t *age,
+									 uint32_t assoc)
+{
+	uint32_t w = 0;
+	while (age[w] != assoc - 1)
+		w++;
+	return w;
+}
+
+static inline __attribute__((always_inline)) int level_ages_newer(const uint16_t *age, uint32_t a,
+								   uint32_t b)
+{
+	return age[a] < age[b];
+}
+
 /* The way of set (words, state) whose tag is key (its flags aside, or
    with them if exact), the policy's choice among twins. */
 static inline __attribute__((always_inline)) uint32_t
