@@ -37,79 +37,94 @@ void use_caches_free(struct use_caches *u)
 	for (int k = 0; k < 2; k++)
 		level_free(&u->l1[k]);
 	level_free(&u->ll);
-	free(u->ll_refs);	/* the one allocation the scratch is carved from */
+	free(u->ll_refs);	/* the one allocation merge's scratch is carved from */
+	free(u->reports);
 	memset(u, 0, sizeof(*u));
 }
 
-void use_caches_clear(struct use_caches *u)
+void use_caches_clear(struct use_caches *u, int level)
 {
-	for (int k = 0; k < 2; k++)
-		level_clear(&u->l1[k]);
-	level_clear(&u->ll);
+	level_clear(level < 2 ? &u->l1[level] : &u->ll);
 }
 
-/* Room for a bunch of n references, in one allocation (the 8-byte and
+/* Room for use_caches_merge's n fills, in one allocation (the 8-byte and
    4-byte members' arrays first, the bytes last, so each is aligned).  0,
    or -1 if out of memory. */
-static int room_for(struct use_caches *u, size_t n)
+static int fill_room_for(struct use_caches *u, size_t n)
 {
-	if (n <= u->room)
+	if (n <= u->fill_room)
 		return 0;
 	free(u->ll_refs);
 	u->ll_refs = NULL;
-	u->room = 0;
-	size_t size = 2 * n * sizeof(struct level_ref) + 4 * n * sizeof(struct level_report) +
-		      2 * n * sizeof(uint32_t) + 3 * n;
+	u->fill_room = 0;
+	size_t size = n * (sizeof(struct level_ref) + sizeof(struct level_report) + sizeof(uint32_t) + 1);
 	char *at = malloc(size);
 	if (at == NULL)
 		return -1;
 	u->ll_refs = (struct level_ref *)at;
-	u->reports = (struct level_report *)(u->ll_refs + 2 * n);
-	u->ll_reports = u->reports + 2 * n;
-	u->fill_ref = (uint32_t *)(u->ll_reports + 2 * n);
-	u->outcomes = (uint8_t *)(u->fill_ref + 2 * n);
-	u->ll_outcomes = u->outcomes + n;
-	u->room = n;
+	u->ll_reports = (struct level_report *)(u->ll_refs + n);
+	u->fill_ref = (uint32_t *)(u->ll_reports + n);
+	u->ll_outcomes = (uint8_t *)(u->fill_ref + n);
+	u->fill_room = n;
 	return 0;
+}
+
+long use_caches_merge(struct use_caches *u, const struct use_side side[2], struct use_fill *fills)
+{
+	const uint32_t n_fills = side[0].n_fills + side[1].n_fills;
+	if (fill_room_for(u, n_fills) < 0)
+		return -1;
+	/* The fills in program order, the fetches' and the data's merged, and
+	   LL's lookups in that order. */
+	uint32_t n_ll = 0;
+	for (uint32_t at[2] = { 0, 0 }, f = 0; f < n_fills; f++) {
+		const struct level_report *fetch = &side[0].reports[at[0]], *data = &side[1].reports[at[1]];
+		const int d = at[0] == side[0].n_fills ||
+			      (at[1] < side[1].n_fills &&
+			       side[1].refs[data->ref].handle < side[0].refs[fetch->ref].handle);
+		const struct level_report *r = d ? data : fetch;
+		at[d]++;
+		const struct level_ref *ref = &side[d].refs[r->ref];
+		const uint64_t line_mask = ((uint64_t)1 << u->l1[d].line_bits) - 1;
+		const uint64_t line = (r->second ? ref->addr + ref->size - 1 : ref->addr) & ~line_mask;
+		u->fill_ref[f] = (uint32_t)d << 31 | r->ref;
+		fills[f] = (struct use_fill){ 0, ref->handle, r->slot, r->count, r->mask, NO_USE_LL,
+					      (uint8_t)d, 0 };
+		if (line != 0)
+			u->ll_refs[n_ll++] = (struct level_ref){ line, 1, 0, 0, f };
+	}
+	level_take(&u->ll, u->ll_refs, n_ll, u->ll_outcomes, u->ll_reports);
+	for (uint32_t k = 0; k < n_ll; k++) {
+		/* a lookup of a single line: one report each */
+		const uint32_t f = u->ll_refs[k].handle;
+		struct use_fill *fill = &fills[f];
+		fill->ll_slot = u->ll_reports[k].slot;
+		fill->ll_filled = u->ll_reports[k].filled;
+		if (fill->ll_filled)
+			side[u->fill_ref[f] >> 31].missed[u->fill_ref[f] & 0x7fffffff] = 2;
+	}
+	return n_fills;
 }
 
 long use_caches_take(struct use_caches *u, const struct level_ref *refs, uint32_t n_fetch,
 		     uint32_t n, uint8_t *missed, struct use_fill *fills)
 {
-	if (room_for(u, n) < 0)
-		return -1;
-	struct level_report *rep = u->reports;
-	const uint32_t n_fetch_fills = level_take(&u->l1[0], refs, n_fetch, u->outcomes, rep);
-	const uint32_t n_fills = n_fetch_fills + level_take(&u->l1[1], refs + n_fetch, n - n_fetch,
-							     u->outcomes + n_fetch, rep + n_fetch_fills);
-	/* The fills in program order, the fetches' and the data's merged, and
-	   LL's lookups in that order. */
-	uint32_t n_ll = 0;
-	for (uint32_t i = 0, j = n_fetch_fills, f = 0; f < n_fills; f++) {
-		const int data = i == n_fetch_fills ||
-				 (j < n_fills && refs[n_fetch + rep[j].ref].handle < refs[rep[i].ref].handle);
-		const struct level_report *r = data ? &rep[j++] : &rep[i++];
-		const uint32_t k = r->ref + (data ? n_fetch : 0);
-		const uint64_t line_mask = ((uint64_t)1 << u->l1[data].line_bits) - 1;
-		const uint64_t line = (r->second ? refs[k].addr + refs[k].size - 1 : refs[k].addr) & ~line_mask;
-		u->fill_ref[f] = k;
-		fills[f] = (struct use_fill){ 0, refs[k].handle, r->slot, r->count, r->mask, NO_USE_LL,
-					      (uint8_t)data, 0 };
-		if (line != 0)
-			u->ll_refs[n_ll++] = (struct level_ref){ line, 1, 0, 0, f };
+	if (n > u->room) {
+		free(u->reports);
+		u->room = 0;
+		if ((u->reports = malloc(4 * (size_t)n * sizeof(*u->reports))) == NULL)
+			return -1;
+		u->room = n;
 	}
-	level_take(&u->ll, u->ll_refs, n_ll, u->ll_outcomes, u->ll_reports);
-	for (uint32_t k = 0; k < n; k++)
-		missed[k] = u->outcomes[k] != LEVEL_HIT;
-	for (uint32_t k = 0; k < n_ll; k++) {
-		/* a lookup of a single line: one report each */
-		struct use_fill *fill = &fills[u->ll_refs[k].handle];
-		fill->ll_slot = u->ll_reports[k].slot;
-		fill->ll_filled = u->ll_reports[k].filled;
-		if (fill->ll_filled)
-			missed[u->fill_ref[u->ll_refs[k].handle]] = 2;
-	}
-	return n_fills;
+	struct level_report *reports[2] = { u->reports, u->reports + 2 * u->room };
+	const uint32_t n_fetch_fills = use_caches_take_l1(u, 0, refs, n_fetch, missed, reports[0]);
+	const uint32_t n_data_fills = use_caches_take_l1(u, 1, refs + n_fetch, n - n_fetch,
+							 missed + n_fetch, reports[1]);
+	const struct use_side side[2] = {
+		{ refs, n_fetch, missed, reports[0], n_fetch_fills },
+		{ refs + n_fetch, n - n_fetch, missed + n_fetch, reports[1], n_data_fills },
+	};
+	return use_caches_merge(u, side, fills);
 }
 
 /* ---- The charge sink ---------------------------------------------------- */

@@ -60,14 +60,15 @@ enum { USE_ACCOST1, USE_SPLOSS1, USE_ACCOST2, USE_SPLOSS2, USE_COLUMNS };
 
 struct use_caches {
 	struct level l1[2], ll;		/* I1, D1; LL */
-	/* for a bunch of up to room references, carved from one
-	   allocation, ll_refs's */
-	struct level_ref *ll_refs;	/* [2 room] */
-	struct level_report *reports;	/* [2 room]: I1's, then D1's */
-	struct level_report *ll_reports;	/* [2 room] */
-	uint32_t *fill_ref;		/* [2 room]: a fill's reference */
-	uint8_t *outcomes;		/* [room] */
-	uint8_t *ll_outcomes;		/* [2 room] */
+	/* scratch, carved from one allocation, ll_refs's: for use_caches_take
+	   (reports, [2 room] each L1's), for use_caches_merge (the rest,
+	   [fill_room]) */
+	struct level_ref *ll_refs;
+	struct level_report *ll_reports;
+	uint32_t *fill_ref;		/* a fill's side << 31 | its reference */
+	uint8_t *ll_outcomes;
+	size_t fill_room;
+	struct level_report *reports;
 	size_t room;
 };
 
@@ -76,15 +77,47 @@ struct use_caches {
 int use_caches_init(struct use_caches *u, const struct cgt_hierarchy *caches,
 		    const struct cgt_cache_model *m);
 void use_caches_free(struct use_caches *u);
-/* Cold again (CALLGRIND_START/STOP_INSTRUMENTATION). */
-void use_caches_clear(struct use_caches *u);
+/* Cold again (CALLGRIND_START/STOP_INSTRUMENTATION): the L1 l1 (0 I1, 1
+   D1), or LL (2). */
+void use_caches_clear(struct use_caches *u, int level);
 
-/* A bunch of references: refs[0, n_fetch) the fetches, [n_fetch, n) the
-   data, each side in program order, their handles increasing in program
-   order across both.  missed[k] is refs[k]'s deepest miss: 0 none, 1 L1,
-   2 LL too.  fills (room for 2 n) gets each line an L1 filled, in program
-   order (op: the reference's handle; exec 0).  The number of fills, or -1
-   if out of memory. */
+/*
+ * A bunch in two steps, which may run on two threads (the D1 side on one,
+ * the rest on the other: what each touches is its own): each L1 takes its
+ * side, then LL the lines they filled, in program order.
+ */
+
+/* L1 l1 (0 I1, 1 D1) takes its side of a bunch, refs[0, n) in program
+   order: missed[k] is 1 if refs[k] missed, else 0; reports (room for 2 n)
+   get the lines filled, in order: their number. */
+static inline uint32_t use_caches_take_l1(struct use_caches *u, int l1, const struct level_ref *refs,
+					  uint32_t n, uint8_t *missed, struct level_report *reports)
+{
+	return level_take(&u->l1[l1], refs, n, missed, reports);
+}
+
+/* A side of a bunch, as its L1 took it. */
+struct use_side {
+	const struct level_ref *refs;
+	uint32_t n;
+	uint8_t *missed;
+	const struct level_report *reports;
+	uint32_t n_fills;
+};
+
+/* LL takes the lines the two sides filled, in program order (their
+   handles increase in program order across both), each looked up unless
+   it is line 0; a reference whose line LL missed then has missed 2.  fills
+   (room for both sides' n_fills) gets each line filled, in program order
+   (op: the reference's handle; exec 0).  The number of fills, or -1 if
+   out of memory. */
+long use_caches_merge(struct use_caches *u, const struct use_side side[2], struct use_fill *fills);
+
+/* Both steps on one thread: refs[0, n_fetch) the fetches, [n_fetch, n)
+   the data, each side in program order, their handles increasing in
+   program order across both.  missed[k] is refs[k]'s deepest miss: 0
+   none, 1 L1, 2 LL too; fills (room for 2 n) as use_caches_merge's.  The
+   number of fills, or -1 if out of memory. */
 long use_caches_take(struct use_caches *u, const struct level_ref *refs, uint32_t n_fetch,
 		     uint32_t n, uint8_t *missed, struct use_fill *fills);
 

@@ -10,6 +10,30 @@
 #include "callgraph_producer.h"
 #include "specialise.h"
 
+static void use_refs_init(struct use_refs *u)
+{
+	u->refs.size = sizeof(struct level_ref);
+	u->missed.size = 1;
+	u->reports.size = sizeof(struct level_report);
+}
+
+static void use_refs_free(struct use_refs *u)
+{
+	free(u->refs.v);
+	free(u->missed.v);
+	free(u->reports.v);
+}
+
+/* u empty, with room for n references. */
+static int use_refs_empty(struct use_refs *u, size_t n)
+{
+	u->refs.n = u->missed.n = u->reports.n = 0;
+	return vec_reserve(&u->refs, n) < 0 || vec_reserve(&u->missed, n) < 0 ||
+			       vec_reserve(&u->reports, 2 * n) < 0
+		       ? -1
+		       : 0;
+}
+
 void callgraph_chunk_init(struct chunk *ch)
 {
 	ch->items.size = sizeof(struct handed);
@@ -20,6 +44,10 @@ void callgraph_chunk_init(struct chunk *ch)
 	ch->ll_refs.size = sizeof(struct level_ref);
 	ch->ll_clears.size = sizeof(uint32_t);
 	ch->fills.size = sizeof(struct use_fill);
+	use_refs_init(&ch->use_data);
+	ch->use_guarded.size = 1;
+	ch->use_execs.size = sizeof(struct use_exec);
+	ch->use_charges.size = sizeof(uint32_t);
 }
 
 void callgraph_chunk_free(struct chunk *ch)
@@ -32,6 +60,10 @@ void callgraph_chunk_free(struct chunk *ch)
 	free(ch->ll_refs.v);
 	free(ch->ll_clears.v);
 	free(ch->fills.v);
+	use_refs_free(&ch->use_data);
+	free(ch->use_guarded.v);
+	free(ch->use_execs.v);
+	free(ch->use_charges.v);
 }
 
 enum { CACHE_I1, CACHE_D1 };
@@ -55,29 +87,6 @@ struct producer_block {
 	uint8_t seen;
 };
 
-static void use_scratch_free(struct use_scratch *u)
-{
-	free(u->refs);	/* the one allocation the others are carved from */
-	memset(u, 0, sizeof(*u));
-}
-
-/* Room for an execution of max_refs references.  0, or -1 if out of
-   memory. */
-static int use_scratch_room(struct use_scratch *u, size_t max_refs)
-{
-	if (max_refs <= u->room)
-		return 0;
-	use_scratch_free(u);
-	char *at = malloc(max_refs * (sizeof(*u->refs) + 2));
-	if (at == NULL)
-		return -1;
-	u->refs = (struct level_ref *)at;
-	u->missed = (uint8_t *)(u->refs + max_refs);
-	u->guarded = u->missed + max_refs;
-	u->room = max_refs;
-	return 0;
-}
-
 /* The block program of a trace block.  Its branches' inversions are
    Callgrind's: only the block's last branch, when VEX inverted it, where
    Cachegrind's are those whose target is the next instruction. */
@@ -95,9 +104,8 @@ static struct block_program *compile(struct producer *p, const struct cgt_block 
 	const int inverted = last_branch_inverted(blk);
 	for (uint32_t k = 0; k < bp->prefixes[0].n_conds; k++)
 		bp->conds[k].inverted = inverted && bp->conds[k].op == last_exit_op;
-	if ((bp->max_refs > p->cap_misses &&
-	     cgt_array_grow(&p->misses, &p->cap_misses, 0, bp->max_refs, sizeof(*p->misses)) < 0) ||
-	    (p->cache_use && use_scratch_room(&p->use, bp->max_refs) < 0)) {
+	if (bp->max_refs > p->cap_misses &&
+	    cgt_array_grow(&p->misses, &p->cap_misses, 0, bp->max_refs, sizeof(*p->misses)) < 0) {
 		free(bp);
 		return NULL;
 	}
@@ -192,51 +200,159 @@ simulate_refs_general(struct models *md, const struct cgt_exec *x, const struct 
 	return n_out;
 }
 
+/* Room for n more data references in ch's use arrays, which grow
+   together (use_data.refs's capacity stands for all): 0, or -1 if out of
+   memory. */
+static __attribute__((noinline)) int use_data_room(struct chunk *ch, size_t n)
+{
+	struct use_refs *u = &ch->use_data;
+	size_t want = u->refs.n + n;
+	want = want < 2 * u->refs.cap ? 2 * u->refs.cap : want;
+	if (vec_reserve(&ch->use_guarded, want - ch->use_guarded.n) < 0 ||
+	    vec_reserve(&u->missed, want - u->missed.n) < 0 ||
+	    vec_reserve(&u->reports, 2 * want - u->reports.n) < 0 ||
+	    vec_reserve(&u->refs, want - u->refs.n) < 0)
+		return -1;
+	u->refs.cap = want;	/* (what all have room for) */
+	return 0;
+}
+
+/* n references of an execution to the cache-use L1 l1 (0 I1, 1 D1),
+   after the end of s's (room made): taken, their misses and fills kept. */
+static void take_side(struct use_caches *u, int l1, struct use_refs *s, uint32_t n)
+{
+	if (n == 0)
+		return;
+	struct level_report *reports = &AT(s->reports, struct level_report, s->reports.n);
+	const uint32_t n_fills = use_caches_take_l1(u, l1, &AT(s->refs, struct level_ref, s->refs.n), n,
+						    &AT(s->missed, uint8_t, s->refs.n), reports);
+	for (uint32_t f = 0; f < n_fills; f++)
+		reports[f].ref += (uint32_t)s->refs.n;	/* s's */
+	s->reports.n += n_fills;
+	s->refs.n += n;
+	s->missed.n += n;
+}
+
 /*
- * simulate_exec's cache references with Callgrind's cache use
- * (cache_use.h): every fetch and data reference through the use caches.
- * The fills go to the chunk (struct use_fill) for the replay to charge;
- * the misses, and the guarded accesses, to out.
+ * simulate_exec's cache references with Callgrind's cache use (struct
+ * chunk): the execution's data go to D1 now, its fetches later, in the
+ * replay's I1 (the chunk says which program's).  Most data use the line
+ * their set touched last, which D1 counts there at once
+ * (level_use_again) -- until one goes to level_take, after which each
+ * waits its turn there.  The data D1 took so go to the chunk with what it
+ * made of them, for the replay's LL.
  */
-static __attribute__((noinline)) uint32_t
-simulate_refs_use(struct models *md, const struct cgt_exec *x, const struct block_program *bp,
-		  uint32_t *out, uint32_t exec)
+static __attribute__((noinline)) void simulate_refs_use(struct models *md, const struct cgt_exec *x,
+							 const struct block_program *bp, uint32_t exec)
 {
 	struct producer *p = md->use;
-	struct use_scratch *u = &p->use;
 	struct chunk *ch = p->filling;
 	const struct prefix_plan *plan = &bp->prefixes[x->exit];
 	const uint64_t *v = x->values;
-	struct level_ref *refs = u->refs;
-	uint32_t n = 0;
-	for (uint32_t f = 0; f < plan->n_fetches; f++) {
-		const struct fetch_step *fs = &bp->fetches[f];
-		u->guarded[n] = 0;
-		refs[n++] = (struct level_ref){ fs->addr, fs->len, 0, fs->more, fs->op };
+	const uint32_t base = p->use_base;
+	struct vec *data_v = &ch->use_data.refs;
+	if (__builtin_expect(data_v->n + plan->n_data > data_v->cap, 0) &&
+	    use_data_room(ch, plan->n_data) < 0) {
+		p->chunk_failed = 1;	/* (hand_batch fails) */
+		return;
 	}
-	const uint32_t n_fetch = n;
+	p->use_base += x->block->n_ops;
+	struct level_ref *data = &AT(*data_v, struct level_ref, data_v->n);
+	uint8_t *guarded = &AT(ch->use_guarded, uint8_t, ch->use_guarded.n);
+	uint32_t n_data = 0;
+	const struct level_use_view D1 = level_use_view_of(&p->use_caches.l1[1]);
 	for (uint32_t j = 0; j < plan->n_data; j++) {
 		if (v[j] == CGT_NO_ACCESS)
 			continue;
-		u->guarded[n] = bp->n_guarded && bp->data_guarded[j];
-		refs[n++] = (struct level_ref){ v[j], bp->data_sizes[j], 0, 0, bp->data_ops[j] };
+		const uint8_t is_guarded = bp->n_guarded && bp->data_guarded[j];
+		if (n_data == 0 && !is_guarded && level_use_again(&D1, v[j], bp->data_sizes[j], 1))
+			continue;
+		guarded[n_data] = is_guarded;
+		data[n_data++] = (struct level_ref){ v[j], bp->data_sizes[j], 0, 0, base + bp->data_ops[j] };
 	}
-	long n_fills = -1;
-	if (vec_reserve(&ch->fills, 2 * (size_t)n) == 0)
-		n_fills = use_caches_take(&p->use_caches, refs, n_fetch, n, u->missed,
-					  &AT(ch->fills, struct use_fill, ch->fills.n));
-	if (n_fills < 0) {
-		p->chunk_failed = 1;	/* (hand_batch fails) */
-		return 0;
+	if (plan->n_fetches + n_data == 0)
+		return;
+	ch->use_fetches += plan->n_fetches;
+	take_side(&p->use_caches, 1, &ch->use_data, n_data);
+	ch->use_guarded.n += n_data;
+	AT(ch->use_execs, struct use_exec, ch->use_execs.n++) =
+		(struct use_exec){ bp, exec, base, { 0, (uint32_t)data_v->n }, 0 };
+}
+
+int callgraph_chunk_use(struct producer *p, struct chunk *ch)
+{
+	struct use_caches *u = &p->use_caches;
+	const struct level_use_view I1 = level_use_view_of(&u->l1[0]);
+	struct use_exec *execs = ch->use_execs.v;
+	const size_t n_execs = ch->use_execs.n;
+	/* I1 on each execution's fetches, as D1 took its data: at once where
+	   they use the line their set touched last, the rest in a bunch */
+	struct use_refs *fetch = &p->use_fetches, *data = &ch->use_data;
+	struct vec *fetch_v = &fetch->refs;
+	ch->fills.n = ch->use_charges.n = 0;
+	if (use_refs_empty(fetch, ch->use_fetches) < 0)
+		return -1;
+	for (size_t e = 0; e < n_execs; e++) {
+		const struct block_program *bp = execs[e].program;
+		const struct prefix_plan *plan =
+			&bp->prefixes[AT(ch->items, struct handed, execs[e].item).exit];
+		struct level_ref *fetches = &AT(*fetch_v, struct level_ref, fetch_v->n);
+		uint32_t n = 0;
+		for (uint32_t f = 0; f < plan->n_fetches; f++) {
+			const struct fetch_step *fs = &bp->fetches[f];
+			if (n == 0 && level_use_again(&I1, fs->addr, fs->len, 1u + fs->more))
+				continue;
+			fetches[n++] = (struct level_ref){ fs->addr, fs->len, 0, fs->more,
+							   execs[e].base + fs->op };
+		}
+		take_side(u, 0, fetch, n);
+		execs[e].end[0] = (uint32_t)fetch_v->n;
 	}
-	for (long f = 0; f < n_fills; f++)
-		AT(ch->fills, struct use_fill, ch->fills.n + (size_t)f).exec = exec;
-	ch->fills.n += (size_t)n_fills;
-	uint32_t n_out = 0;
-	for (uint32_t k = 0; k < n; k++)
-		if (u->missed[k] || u->guarded[k])
-			out[n_out++] = refs[k].handle << 2 | u->missed[k];
-	return n_out;
+	/* LL on the lines both filled */
+	const uint32_t n = (uint32_t)fetch_v->n;
+	const struct level_ref *refs[2] = { fetch_v->v, data->refs.v };
+	uint8_t *missed[2] = { fetch->missed.v, data->missed.v };
+	const struct use_side side[2] = {
+		{ refs[0], n, missed[0], fetch->reports.v, (uint32_t)fetch->reports.n },
+		{ refs[1], (uint32_t)data->refs.n, missed[1], data->reports.v, (uint32_t)data->reports.n },
+	};
+	if (vec_reserve(&ch->fills, (size_t)side[0].n_fills + side[1].n_fills) < 0)
+		return -1;
+	struct use_fill *fills = ch->fills.v;
+	const long n_fills = use_caches_merge(u, side, fills);
+	if (n_fills < 0)
+		return -1;
+	ch->fills.n = (size_t)n_fills;
+	if (ch->use_clear) {
+		use_caches_clear(u, 0);
+		use_caches_clear(u, 2);
+	}
+	/* Each fill's execution and op, from its handle: the fills are in
+	   program order, as the executions are. */
+	for (size_t f = 0, e = 0; f < (size_t)n_fills; f++) {
+		while (e + 1 < n_execs && execs[e + 1].base <= fills[f].op)
+			e++;
+		fills[f].exec = execs[e].item;
+		fills[f].op -= execs[e].base;
+	}
+	/* Each execution's charges: its misses, and its guarded accesses */
+	if (vec_reserve(&ch->use_charges, n + data->refs.n) < 0)
+		return -1;
+	uint32_t *charges = ch->use_charges.v, n_charges = 0;
+	const uint8_t *guarded = ch->use_guarded.v;
+	for (size_t e = 0, from[2] = { 0, 0 }; e < n_execs; e++) {
+		for (uint32_t k = (uint32_t)from[0]; k < execs[e].end[0]; k++)
+			if (missed[0][k])
+				charges[n_charges++] = (refs[0][k].handle - execs[e].base) << 2 | missed[0][k];
+		for (uint32_t k = (uint32_t)from[1]; k < execs[e].end[1]; k++)
+			if (missed[1][k] || guarded[k])
+				charges[n_charges++] = (refs[1][k].handle - execs[e].base) << 2 | missed[1][k];
+		from[0] = execs[e].end[0];
+		from[1] = execs[e].end[1];
+		execs[e].charges_end = n_charges;
+	}
+	ch->use_charges.n = n_charges;
+	return 0;
 }
 
 /* The LL charge of a reference that missed L1: 1 if LL hit, 2 if it
@@ -286,7 +402,7 @@ simulate_exec(struct models *md, const struct cgt_exec *x, const struct block_pr
 	if (__builtin_expect(md->general != NULL, 0)) {
 		n_out = simulate_refs_general(md, x, bp, out);
 	} else if (__builtin_expect(md->use != NULL, 0)) {
-		n_out = simulate_refs_use(md, x, bp, out, exec);
+		simulate_refs_use(md, x, bp, exec);
 	} else if (md->cache_sim) {
 		struct l1_ref *m = md->misses;
 		uint32_t n = 0;
@@ -419,8 +535,10 @@ static int hand_mark(struct producer *p, struct chunk *ch, const struct cgt_mark
 			caches_free(p);
 			if (caches_init(p) < 0)
 				return producer_fail(p);
-			if (p->cache_use)
-				use_caches_clear(&p->use_caches);
+			if (p->cache_use) {
+				use_caches_clear(&p->use_caches, 1);
+				p->use_clear = 1;	/* I1's and LL's: the chunk ends here */
+			}
 			if (p->general) {
 				long k = vec_push(&ch->ll_clears);
 				if (k < 0)
@@ -452,6 +570,10 @@ static struct producer_block *first_handed(struct producer *p, const struct cgt_
 	return pb;
 }
 
+/* The most a chunk's op base may be: a block has fewer than 2^30 ops
+   (compile), so its references' handles fit 32 bits. */
+#define USE_BASE_MAX (UINT32_C(1) << 31)
+
 /* Reads the batch's executions into ch until either ends: 1 the batch
    ended, 0 the chunk is full, negative an error (p->e; *decoding: an
    error of the batch's, which may be a loss with damage).  ch has room for
@@ -480,7 +602,7 @@ static int hand_batch(struct producer *p, struct chunk *ch, int *decoding)
 	size_t n_items = ch->items.n;
 	int rc = 1;
 	*decoding = 0;
-	while (n_items < CHUNK_EXECS) {
+	while (n_items < CHUNK_EXECS && p->use_base <= USE_BASE_MAX) {
 		if ((rc = cgt_batch_next(&b, &x, &p->e)) <= 0) {
 			*decoding = rc < 0;
 			break;
@@ -544,13 +666,17 @@ void callgraph_produce(struct producer *p, struct chunk *ch)
 {
 	ch->items.n = ch->charges.n = ch->marks.n = ch->texts.n = ch->mappings.n = 0;
 	ch->ll_refs.n = ch->ll_clears.n = ch->fills.n = 0;
+	ch->use_data.refs.n = ch->use_data.missed.n = ch->use_data.reports.n = 0;
+	ch->use_guarded.n = ch->use_execs.n = ch->use_fetches = 0;
+	p->use_base = 0;
 	/* room for hand_batch's executions */
-	if (vec_reserve(&ch->items, CHUNK_EXECS) < 0) {
+	if (vec_reserve(&ch->items, CHUNK_EXECS) < 0 ||
+	    (p->cache_use && vec_reserve(&ch->use_execs, CHUNK_EXECS) < 0)) {
 		ch->status = producer_fail(p);
 		return;
 	}
 	int rc = 1;
-	while (ch->items.n < CHUNK_EXECS) {
+	while (ch->items.n < CHUNK_EXECS && p->use_base <= USE_BASE_MAX && !p->use_clear) {
 		if (!p->in_batch) {
 			rc = cgt_decoder_next(p->d, &p->batch, &p->e);
 			uint32_t epoch = cgt_decoder_map_epoch(p->d);
@@ -564,6 +690,7 @@ void callgraph_produce(struct producer *p, struct chunk *ch)
 			if (p->batch.mark.kind != CGT_MARK_NONE) {
 				if ((rc = hand_mark(p, ch, &p->batch.mark)) < 0)
 					break;
+				rc = 1;	/* (a chunk may end after a mark: more follows) */
 				continue;
 			}
 			p->in_batch = 1;
@@ -601,6 +728,8 @@ void callgraph_produce(struct producer *p, struct chunk *ch)
 			p->mappings_epoch = epoch;
 		}
 	}
+	ch->use_clear = p->use_clear;
+	p->use_clear = 0;
 	ch->status = rc;
 }
 
@@ -614,6 +743,7 @@ int callgraph_producer_open(struct producer *p, const struct cgt_callgraph_optio
 	p->map_epoch = 0;
 	p->mappings_epoch = UINT32_MAX;	/* none handed over yet */
 	p->blocks.size = sizeof(struct producer_block);
+	use_refs_init(&p->use_fetches);
 	struct specialisations may;
 	specialisations_choose(&o->model, &may);
 	p->cache_use = o->cache_sim && o->model.cache_use;
@@ -638,7 +768,7 @@ void callgraph_producer_close(struct producer *p)
 	caches_free(p);
 	level_free(&p->LL_general);
 	use_caches_free(&p->use_caches);
-	use_scratch_free(&p->use);
+	use_refs_free(&p->use_fetches);
 	free(p->predictor);
 	for (size_t i = 0; i < p->blocks.n; i++)
 		free(AT(p->blocks, struct producer_block, i).program);

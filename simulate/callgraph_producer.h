@@ -108,6 +108,15 @@ struct handed_mark {
 	size_t text_at;
 };
 
+/* The references an L1 of the cache use took after those it counted at
+   once (struct chunk), in program order, their misses (enum
+   level_outcome, then 2 where LL missed too) and the L1's fills. */
+struct use_refs {
+	struct vec refs;	/* struct level_ref */
+	struct vec missed;	/* uint8_t */
+	struct vec reports;	/* struct level_report */
+};
+
 /* A chunk: owned by the producer while it fills it, then by the replay.
    On cache lines of its own, as the producer is: the two threads write
    next to each other otherwise, and each write would take the line from
@@ -132,10 +141,39 @@ struct chunk {
 	   reference of each index (CALLGRIND_START/STOP_INSTRUMENTATION). */
 	struct vec ll_refs;	/* struct level_ref */
 	struct vec ll_clears;	/* uint32_t */
-	/* With cache use, the lines L1 filled, in program order. */
-	struct vec fills;	/* struct use_fill */
+	/* With cache use (cache_use.h), the chunk's references in two
+	   sides, as the two threads simulate them: the producer runs D1 on
+	   each execution's data (its references to the line their set
+	   touched last counted at once) and leaves the rest here, with their
+	   misses and D1's fills; the replay, before it replays the chunk
+	   (callgraph_chunk_use), runs I1 on the executions' fetches from
+	   their programs (use_execs) likewise, then LL on the lines both
+	   filled, and writes the fills, in program order, and each
+	   execution's charges (a guarded access's even if it hit).  A
+	   reference's handle is its execution's op base plus its op, so
+	   handles increase in program order across both sides.  After the
+	   chunk's references I1 and LL start cold again if use_clear
+	   (CALLGRIND_START/STOP_INSTRUMENTATION, the chunk's last item; the
+	   producer made D1 so). */
+	struct use_refs use_data;	/* D1's */
+	struct vec use_guarded;		/* uint8_t, by D1's reference */
+	size_t use_fetches;		/* the executions' fetch steps */
+	struct vec use_execs;		/* struct use_exec */
+	struct vec use_charges;		/* uint32_t: CHARGE_OP << 2 | CHARGE_LEVEL */
+	struct vec fills;		/* struct use_fill */
+	int use_clear;
 	int status;		/* 1: more chunks follow; 0: the trace's end; negative: the
 				   producer's error */
+};
+
+struct block_program;
+
+/* An execution with references to the cache-use caches: its block's
+   program, its item in the chunk, its references' handles' base, where its
+   references end on each side and its charges in use_charges. */
+struct use_exec {
+	const struct block_program *program;
+	uint32_t item, base, end[2], charges_end;
 };
 
 /* Executions a chunk holds at most: chunks are reused, so memory stays
@@ -163,22 +201,23 @@ struct producer {
 	int chunk_failed;	/* out of memory for the chunk's references or fills */
 	/* With cache use, instead of the caches above: I1, D1 and LL as
 	   Callgrind's --cacheuse=yes simulates them, the L1s keeping the use
-	   of each line, and room for an execution's references. */
+	   of each line (D1 the producer's, I1 and LL the replay's: see struct
+	   chunk); the op base of the next execution in the chunk filled; I1
+	   and LL to start cold again after the chunk (which then ends). */
 	int cache_use;
 	int count_fetches;	/* block programs' fetches merged into runs, not elided */
 	struct use_caches use_caches;
-	struct use_scratch {
-		struct level_ref *refs;		/* [max_refs]: the fetches, then the data */
-		uint8_t *missed;		/* [max_refs] */
-		uint8_t *guarded;		/* [max_refs] */
-		size_t room;			/* the max_refs they have room for */
-	} use;
+	uint32_t use_base;
+	int use_clear;
 	struct branch_model *predictor;
 	uint32_t min_line;
 	struct vec blocks;	/* struct producer_block, by trace block id */
 	struct l1_ref *misses;	/* room for a program's max_refs */
 	size_t cap_misses;
 	struct cgt_error e;
+	/* The replay's, with cache use: I1's references of a chunk.  On cache
+	   lines of its own (see struct chunk). */
+	_Alignas(64) struct use_refs use_fetches;
 };
 
 
@@ -198,5 +237,10 @@ void callgraph_produce(struct producer *p, struct chunk *ch);
    model's LL on ch's references (see struct chunk), their charges
    completed.  0, or -1 if out of memory. */
 int callgraph_chunk_ll(struct producer *p, struct chunk *ch);
+
+/* The replay's part of the cache use, before it replays ch: I1 on its
+   executions' fetches and LL on the lines the L1s filled, its fills and
+   use charges written (see struct chunk).  0, or -1 if out of memory. */
+int callgraph_chunk_use(struct producer *p, struct chunk *ch);
 
 #endif

@@ -75,13 +75,16 @@ int level_init(struct level *L, const struct level_config *c)
 	const struct level_policy *policy = policies[c->replacement];
 	L->take = c->track_use || c->report != LEVEL_REPORT_NONE ? policy->take_use
 								 : policy->take[c->prefetcher];
+	L->again_unchanged = policy->hooks->touch_again_unchanged;
 	L->set_bytes = (8 + (size_t)c->assoc * (sizeof(uint64_t) + sizeof(uint16_t)) + 63) & ~(size_t)63;
 	/* (an L1's sets, a few KiB to a few hundred, stay there) */
 	L->look_ahead = sets * L->set_bytes > LEVEL_HOST_CACHED;
 	L->sets = aligned_alloc(64, sets * L->set_bytes);
-	if (c->track_use)
+	if (c->track_use) {
 		L->use = malloc(sets * c->assoc * sizeof(*L->use));
-	if (L->sets == NULL || (c->track_use && L->use == NULL)) {
+		L->mru = malloc(sets * sizeof(*L->mru));
+	}
+	if (L->sets == NULL || (c->track_use && (L->use == NULL || L->mru == NULL))) {
 		level_free(L);
 		return -1;
 	}
@@ -95,8 +98,10 @@ void level_clear(struct level *L)
 	memset(L->sets, 0, sets * L->set_bytes);	/* tags 0; way 0 touched last, a guess */
 	for (uint64_t s = 0; s < sets; s++)
 		policies[L->config.replacement]->first(level_state(L, s), L->assoc);
-	if (L->use != NULL)
+	if (L->use != NULL) {
 		memset(L->use, 0, sets * L->assoc * sizeof(*L->use));
+		memset(L->mru, 0, sets * sizeof(*L->mru));	/* (as the sets) */
+	}
 	memset(&L->stream, 0, sizeof(L->stream));
 	L->last = (struct level_last_line){ UINT64_MAX, 0, 0, 0, 0 };
 }
@@ -105,6 +110,8 @@ void level_free(struct level *L)
 {
 	free(L->sets);
 	free(L->use);
+	free(L->mru);
 	L->sets = NULL;
 	L->use = NULL;
+	L->mru = NULL;
 }

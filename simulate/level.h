@@ -140,10 +140,21 @@ struct level {
 	uint64_t callgrind_tag_mask;	/* Callgrind's tag_mask, 32 bits */
 	uint32_t assoc, line_bits;
 	level_take_fn *take;	/* the loop for the policy and prefetcher */
+	/* Touching the way a set touched last changes nothing (the policy's
+	   touch_again_unchanged: LRU, FIFO): see level_use_view. */
+	int again_unchanged;
 	/* Its sets are too many to stay in the host's caches: the loop asks
 	   for them ahead (level_take_with). */
 	int look_ahead;
 	struct level_use *use;	/* [sets * assoc], with track_use */
+	/* With track_use, each set's line touched last again (its word
+	   without flags, and its way), in a few KiB that stay in the host's
+	   nearest cache where the sets do not: most references use that
+	   line, and the loop counts them there (level_take_with). */
+	struct level_mru {
+		uint64_t key;
+		uint32_t way;
+	} *mru;
 	/* The line the last reference looked up, if it was one line and left
 	   it in its set (level_take_with): set UINT64_MAX if none. */
 	struct level_last_line {
@@ -168,6 +179,86 @@ static inline uint64_t *level_words(const struct level *L, uint64_t s)
 static inline uint16_t *level_state(const struct level *L, uint64_t s)
 {
 	return (uint16_t *)(level_words(L, s) + L->assoc);
+}
+
+/* The use masks (track_use) of the parts of a line from byte off on, and
+   up to byte off, in a level of lines of 2^line_bits bytes: Callgrind's
+   line_start_mask and line_end_mask, a bit per line/32 bytes. */
+static inline uint32_t level_use_from(uint32_t line_bits, uint64_t off)
+{
+	return ~0u << ((off << 5) >> line_bits);
+}
+
+static inline uint32_t level_use_to(uint32_t line_bits, uint64_t off)
+{
+	uint64_t last = ((off << 5) + 31) >> line_bits;
+	return last >= 31 ? ~0u : (2u << last) - 1;
+}
+
+/* What level_use_last reads of a level that keeps use, as a caller's
+   local: through the level, each store of a use would make the compiler
+   read its fields again. */
+struct level_use_view {
+	struct level_mru *mru;
+	struct level_use *use;
+	uint64_t sets_mask, tag_mask;
+	uint32_t line_bits, assoc;
+	int callgrind_tags;
+	/* level_use_last's answer is the level's: it keeps use, reports no
+	   lookups, has no write-back, and its policy leaves a set as it is
+	   when its last way is touched again */
+	int shortcut;
+};
+
+static inline struct level_use_view level_use_view_of(const struct level *L)
+{
+	return (struct level_use_view){ L->mru, L->use, L->sets_mask, L->callgrind_tag_mask,
+					L->line_bits, L->assoc, L->config.callgrind_tags,
+					L->again_unchanged && L->config.track_use &&
+						L->config.report != LEVEL_REPORT_LOOKUPS &&
+						!L->config.write_back };
+}
+
+/* A one-line reference to the line its set touched last, in a level that
+   keeps use (track_use) and reports no lookups, whose policy a second
+   touch leaves as it is: a hit that changes nothing but the line's use,
+   level_take's answer without a lookup.  1 if it was that (its use
+   counted), else 0 (nothing done).  A read, or anything without
+   write-back (level_use_again asks all this of the level). */
+static inline __attribute__((always_inline)) int
+level_use_last(const struct level_use_view *v, uint64_t addr, uint32_t size, uint32_t uses)
+{
+	const uint64_t last_byte = addr + size - 1;
+	const uint64_t line = addr >> v->line_bits, last_line = last_byte >> v->line_bits;
+	const uint64_t set = line & v->sets_mask;
+	uint64_t key;
+	/* (two lines as the tag form tells them apart: see level_straddles) */
+	if (v->callgrind_tags) {
+		if ((last_line & v->sets_mask) != set)
+			return 0;
+		key = addr & v->tag_mask;
+	} else {
+		if (last_line != line)
+			return 0;
+		key = line << 1;
+	}
+	const struct level_mru *mru = &v->mru[set];
+	if (mru->key != key)
+		return 0;
+	const uint64_t line_mask = ((uint64_t)1 << v->line_bits) - 1;
+	struct level_use *use = &v->use[set * v->assoc + mru->way];
+	use->count += uses;
+	use->mask |= level_use_from(v->line_bits, addr & line_mask) &
+		     level_use_to(v->line_bits, last_byte & line_mask);
+	return 1;
+}
+
+/* level_use_last where the level allows it (a caller's shortcut before
+   it hands the reference to level_take): 1 if it counted the reference. */
+static inline __attribute__((always_inline)) int
+level_use_again(const struct level_use_view *v, uint64_t addr, uint32_t size, uint32_t uses)
+{
+	return v->shortcut && level_use_last(v, addr, size, uses);
 }
 
 struct cgt_cache_config;

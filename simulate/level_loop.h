@@ -42,6 +42,7 @@ struct level_hooks {
 
 /* What level.c's table holds of a policy. */
 struct level_policy {
+	const struct level_hooks *hooks;	/* their flags (the loops have the hooks compiled in) */
 	uint32_t max_assoc;
 	void (*first)(uint16_t *state, uint32_t assoc);
 	level_take_fn *take[LEVEL_N_PREFETCHERS];
@@ -114,6 +115,7 @@ level_line_used(struct level *L, uint64_t set, uint32_t way, int filled,
 	const uint32_t slot = (uint32_t)set * L->assoc + way;
 	struct level_report r = { u->ref, slot, 0, 0, (uint8_t)filled, u->second };
 	if (L->config.track_use) {
+		L->mru[set] = (struct level_mru){ level_words(L, set)[way] & ~(uint64_t)LEVEL_DIRTY, way };
 		struct level_use *use = &L->use[slot];
 		if (filled) {
 			r.count = use->count;
@@ -198,20 +200,6 @@ static inline __attribute__((always_inline)) int level_straddles(const struct le
 	return first != last;
 }
 
-/* The use masks (track_use) of the parts of a line from byte off on, and
-   up to byte off: Callgrind's line_start_mask and line_end_mask, a bit
-   per line/32 bytes. */
-static inline uint32_t level_use_from(const struct level *L, uint64_t off)
-{
-	return ~0u << ((off << 5) >> L->line_bits);
-}
-
-static inline uint32_t level_use_to(const struct level *L, uint64_t off)
-{
-	uint64_t last = ((off << 5) + 31) >> L->line_bits;
-	return last >= 31 ? ~0u : (2u << last) - 1;
-}
-
 /* One reference: both lines of a straddling one.  use: the loop reports
    or tracks use (to: the reports; ref: the reference's index). */
 static inline __attribute__((always_inline)) enum level_outcome
@@ -225,13 +213,13 @@ level_ref(struct level *L, uint64_t addr, uint32_t size, int write, const struct
 	level_line(L, addr, &set1, &key1);
 	if (!level_straddles(L, addr, size)) {
 		if (use)
-			u1.mask = level_use_from(L, addr & line_mask) & level_use_to(L, last & line_mask);
+			u1.mask = level_use_from(L->line_bits, addr & line_mask) & level_use_to(L->line_bits, last & line_mask);
 		return level_set_ref(L, set1, key1, write, h, use ? &u1 : NULL);
 	}
 	level_line(L, last, &set2, &key2);
 	if (use) {
-		u1.mask = level_use_from(L, addr & line_mask);
-		u2.mask = level_use_to(L, last & line_mask);
+		u1.mask = level_use_from(L->line_bits, addr & line_mask);
+		u2.mask = level_use_to(L->line_bits, last & line_mask);
 	}
 	enum level_outcome r1 = level_set_ref(L, set1, key1, write, h, use ? &u1 : NULL);
 	enum level_outcome r2 = level_set_ref(L, set2, key2, write, h, use ? &u2 : NULL);
@@ -346,6 +334,7 @@ level_take_with(struct level *L, const struct level_ref *refs, uint32_t n, uint8
 	   wait for memory.  (Not where use is kept: those are Callgrind's L1s,
 	   and an LL that sees only their fills, a few at a time.) */
 	const int look_ahead = !use && L->look_ahead;
+	const struct level_use_view view = level_use_view_of(L);
 	for (uint32_t k = 0; k < n && k < LEVEL_LOOK_AHEAD && look_ahead; k++)
 		level_fetch_set(L, refs[k].addr);
 	for (uint32_t k = 0; k < n; k++) {
@@ -355,7 +344,14 @@ level_take_with(struct level *L, const struct level_ref *refs, uint32_t n, uint8
 		const int write = refs[k].flags & LEVEL_WRITE;
 		const int observed = prefetcher != LEVEL_PREFETCH_NONE && (refs[k].flags & LEVEL_OBSERVED);
 		uint64_t set = UINT64_MAX, key = 0;
-		/* (each reference to a line is a use of it: none is skipped) */
+		/* (each reference to a line is a use of it: none is skipped, but
+		   one to the line its set touched last is counted there) */
+		if (h->touch_again_unchanged && use && L->config.track_use &&
+		    L->config.report != LEVEL_REPORT_LOOKUPS && (!write || !write_back) &&
+		    level_use_last(&view, addr, refs[k].size, 1u + refs[k].more)) {
+			outcome[k] = LEVEL_HIT;
+			continue;
+		}
 		if (h->touch_again_unchanged && !use && !level_straddles(L, addr, refs[k].size)) {
 			level_line(L, addr, &set, &key);
 			if (set == last.set && key == last.key && addr >> L->line_bits == last.line &&

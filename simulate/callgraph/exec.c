@@ -322,6 +322,43 @@ static void charge_data(struct replay *r, struct exec_state *s, const struct bb 
 #define CHARGE_OP(charge) ((charge) >> 2)
 #define CHARGE_LEVEL(charge) ((charge) & 3)
 
+/* A miss, misprediction or guarded access (charge: CHARGE_OP << 2 |
+   CHARGE_LEVEL) of an execution being charged: to costs, or with
+   skip_cost to the caller a skipped function's are charged to. */
+static void charge_op(struct replay *r, struct exec_state *s, const struct bb *bb,
+		      const struct cgt_block *blk, uint32_t charge, uint64_t *skip_cost, uint64_t *costs)
+{
+	const struct cgt_op *op = &blk->ops[CHARGE_OP(charge)];
+	unsigned level = CHARGE_LEVEL(charge);
+	int ev[3] = { -1, -1, -1 };
+	switch (op->kind) {
+	case CGT_OP_INSN:
+		ev[0] = r->ev_i1mr;
+		ev[1] = level > 1 ? r->ev_ilmr : -1;
+		ev[2] = level > 2 ? r->ev_ildmr : -1;
+		break;
+	case CGT_OP_COND:
+	case CGT_OP_COND_INV:
+		ev[0] = r->ev_bcm;
+		break;
+	case CGT_OP_INDIRECT:
+		ev[0] = r->ev_bim;
+		break;
+	default:
+		/* laid out as Callgrind did: its translation's, whole */
+		charge_data(r, s, bb, blk->cut_from != NULL ? blk->cut_from : blk, op, level,
+			    skip_cost != NULL, skip_cost, costs);
+		return;
+	}
+	if (op->insn >= bb->n_insns)
+		return;
+	uint64_t *self = skip_cost != NULL ? skip_cost : costs + (size_t)op->insn * r->n_ev;
+	for (int i = 0; i < 3 && ev[i] >= 0; i++) {
+		s->cost[ev[i]]++;
+		self[ev[i]]++;
+	}
+}
+
 /*
  * Charges an execution's events, when collecting: to the BBCC, or in a
  * skipped function to the caller it was skipped for.  What every execution
@@ -329,10 +366,13 @@ static void charge_data(struct replay *r, struct exec_state *s, const struct bb 
  * exit, turned into costs per instruction when dumped); misses,
  * mispredictions and guarded accesses, which the producer simulated, are
  * charged to their instructions here.
+ *
+ * charges[0] are the producer's (n_charges[0]), charges[1] those of its
+ * cache use (callgraph_chunk_use).
  */
 static void charge_exec(struct replay *r, struct thread *t, uint32_t c, const struct bb *bb,
-			uint32_t passed, const struct cgt_block *blk, uint32_t exit, const uint32_t *charges,
-			uint32_t n_charges)
+			uint32_t passed, const struct cgt_block *blk, uint32_t exit,
+			const uint32_t *const charges[2], const uint32_t n_charges[2])
 {
 	struct exec_state *s = state(t);
 	int skipped = s->nonskipped != NONE;
@@ -362,37 +402,9 @@ static void charge_exec(struct replay *r, struct thread *t, uint32_t c, const st
 		else
 			(*U64(r, BBCC(r, c).charged + passed))++;
 	}
-	for (uint32_t k = 0; k < n_charges; k++) {
-		const struct cgt_op *op = &blk->ops[CHARGE_OP(charges[k])];
-		unsigned level = CHARGE_LEVEL(charges[k]);
-		int ev[3] = { -1, -1, -1 };
-		switch (op->kind) {
-		case CGT_OP_INSN:
-			ev[0] = r->ev_i1mr;
-			ev[1] = level > 1 ? r->ev_ilmr : -1;
-			ev[2] = level > 2 ? r->ev_ildmr : -1;
-			break;
-		case CGT_OP_COND:
-		case CGT_OP_COND_INV:
-			ev[0] = r->ev_bcm;
-			break;
-		case CGT_OP_INDIRECT:
-			ev[0] = r->ev_bim;
-			break;
-		default:
-			/* laid out as Callgrind did: its translation's, whole */
-			charge_data(r, s, bb, blk->cut_from != NULL ? blk->cut_from : blk, op, level,
-				    skipped, skip_cost, costs);
-			continue;
-		}
-		if (op->insn >= bb->n_insns)
-			continue;
-		uint64_t *self = skipped ? skip_cost : costs + (size_t)op->insn * r->n_ev;
-		for (int i = 0; i < 3 && ev[i] >= 0; i++) {
-			s->cost[ev[i]]++;
-			self[ev[i]]++;
-		}
-	}
+	for (int i = 0; i < 2; i++)
+		for (uint32_t k = 0; k < n_charges[i]; k++)
+			charge_op(r, s, bb, blk, charges[i][k], skip_cost, costs);
 }
 
 /* The node of the activation running on t (NO_NODE at its first frame,
@@ -438,11 +450,13 @@ static void use_fill(struct replay *r, struct thread *t, const struct bb *bb,
 /* ---- A chunk ------------------------------------------------------------------- */
 
 /* Replays a chunk, after the general model's LL, if any, has completed
-   its charges: 1 to go on, 0 at the trace's end, negative on error (e set;
-   the producer's copied). */
+   its charges, or the cache use's caches have written theirs: 1 to go on,
+   0 at the trace's end, negative on error (e set; the producer's
+   copied). */
 int replay_chunk(struct replay *r, struct chunk *ch, struct producer *p, struct cgt_error *e)
 {
-	if (p->general && callgraph_chunk_ll(p, ch) < 0)
+	if ((p->general && callgraph_chunk_ll(p, ch) < 0) ||
+	    (p->cache_use && ch->status >= 0 && callgraph_chunk_use(p, ch) < 0))
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	if (ch->has_mappings) {
 		r->mappings.n = 0;
@@ -453,6 +467,9 @@ int replay_chunk(struct replay *r, struct chunk *ch, struct producer *p, struct 
 	}
 	const uint32_t *charges = ch->charges.v;
 	const struct use_fill *fill = ch->fills.v, *fills_end = fill + ch->fills.n;
+	const struct use_exec *use = ch->use_execs.v, *use_end = use + ch->use_execs.n;
+	const uint32_t *use_charges = ch->use_charges.v;
+	uint32_t use_from = 0;
 	struct thread *t = NULL;
 	int rc;
 	for (size_t i = 0; i < ch->items.n; i++) {
@@ -479,8 +496,14 @@ int replay_chunk(struct replay *r, struct chunk *ch, struct producer *p, struct 
 			continue;
 		}
 		const struct cgt_block *blk = h->block;
-		const uint32_t *exec_charges = charges;
+		const uint32_t *exec_charges[2] = { charges, use_charges + use_from };
+		uint32_t n_charges[2] = { h->n_charges, 0 };
 		charges += h->n_charges;
+		if (use != use_end && use->item == i) {
+			n_charges[1] = use->charges_end - use_from;
+			use_from = use->charges_end;
+			use++;
+		}
 		if ((t == NULL || t->tid != h->tid) && (t = get_thread(r, h->tid)) == NULL)
 			return no_thread(h->tid, e);
 		r->cur = t;
@@ -493,7 +516,7 @@ int replay_chunk(struct replay *r, struct chunk *ch, struct producer *p, struct 
 							 : passed_of(&BB(r, bb), h->exit);
 		if (r->charged && !r->failed)
 			charge_exec(r, t, state(t)->bbcc, &BB(r, bb), passed, blk, h->exit, exec_charges,
-				    h->n_charges);
+				    n_charges);
 		for (; fill != fills_end && fill->exec == i && !r->failed; fill++)
 			use_fill(r, t, &BB(r, bb), blk, fill);
 		state(t)->passed = passed;

@@ -461,6 +461,68 @@ static void use_counts_and_masks(void)
 	level_free(&L);
 }
 
+/* level_use_again: a reference to the line its set touched last is
+   counted there without a lookup; any other is left to level_take. */
+static void use_again(void)
+{
+	/* Two sets of two 64-byte ways. */
+	struct level L = use_level(256, 2, 64, LEVEL_REPORT_FILLS);
+	struct level_use_view v = level_use_view_of(&L);
+	/* a cold set's last way is way 0, tag 0 */
+	CHECK_EQ(level_use_again(&v, 0x10, 4, 1), 1);
+	CHECK_EQ(L.use[0].count, 1);
+	CHECK_EQ(L.use[0].mask, 0x300);
+	CHECK_EQ(U(0x1000, 4), LEVEL_MISS);	/* set 0, way 1 */
+	CHECK_EQ(level_use_again(&v, 0x1004, 4, 2), 1);
+	CHECK_EQ(L.use[1].count, 3);
+	CHECK_EQ(L.use[1].mask, 0xf);
+	/* another line of the set, and a straddle: nothing done */
+	CHECK_EQ(level_use_again(&v, 0x2000, 1, 1), 0);
+	CHECK_EQ(level_use_again(&v, 0x103e, 4, 1), 0);
+	CHECK_EQ(L.use[1].count, 3);
+	CHECK_EQ(L.use[0].count, 1);
+	/* a line resident but not touched last is not: after a hit it is */
+	CHECK_EQ(U(0x2000, 1), LEVEL_MISS);	/* way 0 */
+	CHECK_EQ(level_use_again(&v, 0x1000, 1, 1), 0);
+	CHECK_EQ(U(0x1000, 1), LEVEL_HIT);
+	CHECK_EQ(level_use_again(&v, 0x1000, 1, 1), 1);
+	CHECK_EQ(L.use[1].count, 5);
+	/* a clear makes way 0 the last again */
+	level_clear(&L);
+	CHECK_EQ(level_use_again(&v, 0x1000, 1, 1), 0);
+	CHECK_EQ(level_use_again(&v, 0x20, 1, 1), 1);
+	level_free(&L);
+
+	/* Random references, with the shortcut and without: the same outcomes,
+	   reports, uses and lines. */
+	for (int replacement = 0; replacement < LEVEL_N_REPLACEMENTS; replacement++) {
+		struct level A, B;
+		struct level_config c = { .size = 1024, .assoc = 4, .line = 32, .callgrind_tags = 1,
+					  .track_use = 1, .report = LEVEL_REPORT_FILLS,
+					  .replacement = (uint8_t)replacement };
+		CHECK(level_init(&A, &c) == 0);
+		CHECK(level_init(&B, &c) == 0);
+		struct level_use_view va = level_use_view_of(&A);
+		struct level_report ra[2], rb[2];
+		int same = 1;
+		srand(7);
+		for (int k = 0; k < 20000; k++) {
+			struct level_ref r = { (uint64_t)(rand() % 48) * 24 + (uint64_t)(rand() % 4) * 4096,
+					       (uint8_t)(1 + rand() % 16), 0, (uint16_t)(rand() % 3), 0 };
+			uint8_t oa = LEVEL_HIT, ob;
+			uint32_t na = 0, nb = level_take(&B, &r, 1, &ob, rb);
+			if (!level_use_again(&va, r.addr, r.size, 1u + r.more))
+				na = level_take(&A, &r, 1, &oa, ra);
+			same &= oa == ob && na == nb && memcmp(ra, rb, na * sizeof(*ra)) == 0;
+		}
+		CHECK(same);
+		CHECK(memcmp(A.use, B.use, 32 * sizeof(*A.use)) == 0);
+		CHECK(memcmp(A.sets, B.sets, 8 * A.set_bytes) == 0);
+		level_free(&A);
+		level_free(&B);
+	}
+}
+
 /* FIFO: one set of two ways; a hit changes nothing, so the line that
    came first goes first even when it was used last (LRU keeps it). */
 static void fifo_order(void)
@@ -546,7 +608,7 @@ static void checks(void)
 
 int main(void)
 {
-	PLAN(11);
+	PLAN(12);
 	RUN(dirty_evictions);
 	RUN(straddles);
 	RUN(no_write_allocate);
@@ -556,6 +618,7 @@ int main(void)
 	RUN(random_against_callgrind_model);
 	RUN(twins);
 	RUN(use_counts_and_masks);
+	RUN(use_again);
 	RUN(fifo_order);
 	RUN(checks);
 	return CHECK_DONE();
