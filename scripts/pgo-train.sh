@@ -4,8 +4,8 @@
 # records two programs that are not the benchmark -- Debian's sort (calls,
 # returns, libc, threads) and examples/matrix.c (loops and cache misses)
 # -- and simulates them as Cachegrind (one configuration, an L2, a sweep)
-# and as Callgrind with the options people use, which writes a profile per
-# file, DIR/NAME.gcda.  Usage: pgo-train.sh DIR
+# and as Callgrind with the options people use (cache use too), which
+# writes a profile per file, DIR/NAME.gcda.  Usage: pgo-train.sh DIR
 set -eu
 dir=$1
 work=$dir/train
@@ -34,6 +34,9 @@ for t in sort matrix; do
 		--branch-sim=yes --callgrind-out-file="$work/$t.3" "$work/$t.zst"
 	"$cgtrace" simulate -q --branch-sim=yes --simulate-wb=yes --simulate-hwpref=yes \
 		-o "$work/$t.wb" "$work/$t.zst"
+	"$cgtrace" simulate -q --tool=callgrind --cacheuse=yes --branch-sim=yes \
+		--callgrind-out-file="$work/$t.4" "$work/$t.zst"
+	"$cgtrace" simulate -q --cacheuse=yes -o "$work/$t.use" "$work/$t.zst"
 done
 test -s "$dir/callgraph.gcda"
 test -s "$dir/sim.gcda"

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "callgraph_replay.h"
+#include "ring.h"
 
 /* What the parts share beyond callgraph_replay.h. */
 
@@ -134,49 +135,87 @@ static int on_mark(struct replay *r, const struct cgt_mark *m, struct cgt_error 
 
 /* ---- The producer (callgraph_producer.c) on a thread of its own, or not ------- */
 
-/* Two threads, producer and replay, and the chunks between them.  The
-   producer owns the decoder, the replay the call graph and whatever is
-   behind the options' code lookup and dump (the symbolizer, the output),
-   and a chunk belongs to one of them at a time.  Sixteen (about 10 MB):
-   the two sides are as fast as each other over the whole trace but not
-   over each part of it, and with four the faster one waited in every
-   phase (make bench's replay: 2.43-2.52 s against 2.53-2.65 s, six
-   interleaved runs; 32 and 64 chunks gained at most 0.03 s more, for 8
-   and 25 MB). */
+/* The producer and the replay, and the chunks between them, in a ring
+   (ring.h).  The producer owns the decoder, the replay the call graph and
+   whatever is behind the options' code lookup and dump (the symbolizer,
+   the output), and a chunk belongs to one of them at a time.  Sixteen
+   with two threads (about 10 MB): the two sides are as fast as each other
+   over the whole trace but not over each part of it, and with four the
+   faster one waited in every phase; 32 and 64 gained little more.  One on
+   one thread: each chunk replayed as soon as it is made. */
 #define N_CHUNKS 16
 
 struct pipeline {
-	pthread_mutex_t lock;
-	pthread_cond_t changed;
-	/* under lock: */
-	uint64_t filled, replayed;	/* chunk k is chunks[k % N_CHUNKS] */
-	int stop;		/* the replay ended: the producer ends too */
+	struct ring ring;
 	struct chunk chunks[N_CHUNKS];
 	struct producer *producer;
+	struct replay *replay;
 };
 
-/* The producer's thread: chunks in order, each once the replay is done
-   with the one N_CHUNKS before. */
-static void *producer_thread(void *arg)
+/* The replay's turn: a chunk (the ring's one consumer). */
+static int replay_turn(void *arg, unsigned consumer, unsigned slot, int last, struct cgt_error *e)
 {
 	struct pipeline *pl = arg;
-	for (uint64_t k = 0;; k++) {
-		pthread_mutex_lock(&pl->lock);
-		while (!pl->stop && k >= pl->replayed + N_CHUNKS)
-			pthread_cond_wait(&pl->changed, &pl->lock);
-		int stop = pl->stop;
-		pthread_mutex_unlock(&pl->lock);
-		if (stop)
-			return NULL;
-		struct chunk *ch = &pl->chunks[k % N_CHUNKS];
+	(void)consumer;
+	if (last)
+		return 0;
+	int rc = replay_chunk(pl->replay, &pl->chunks[slot], pl->producer, e);
+	return rc < 0 ? rc : 0;
+}
+
+/* The producer's part: chunks until the trace's end (or a failure), then
+   turns of the replay's while it has chunks to take. */
+static void *produce_all(void *arg)
+{
+	struct pipeline *pl = arg;
+	int status;
+	do {
+		struct chunk *ch = &pl->chunks[ring_filling(&pl->ring)];
 		callgraph_produce(pl->producer, ch);
-		pthread_mutex_lock(&pl->lock);
-		pl->filled = k + 1;
-		pthread_cond_broadcast(&pl->changed);
-		pthread_mutex_unlock(&pl->lock);
-		if (ch->status <= 0)
-			return NULL;
+		status = ch->status;
+	} while (ring_publish(&pl->ring) == 0 && status > 0);
+	ring_produced_all(&pl->ring);
+	ring_take_turns(&pl->ring);
+	return NULL;
+}
+
+/* The producer on a thread of its own with more than one thread, the
+   replay on the caller's (and either's when the other waits). */
+static int replay_chunks(struct replay *r, struct producer *p, unsigned threads,
+			 struct cgt_error *e)
+{
+	struct pipeline *pl = calloc(1, sizeof(*pl));
+	const unsigned n_chunks = threads > 1 ? N_CHUNKS : 1;
+	if (pl == NULL || ring_init(&pl->ring, n_chunks, 1, replay_turn, pl) < 0) {
+		free(pl);
+		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
+	for (unsigned k = 0; k < n_chunks; k++)
+		callgraph_chunk_init(&pl->chunks[k]);
+	pl->producer = p;
+	pl->replay = r;
+	pthread_t thread;
+	int rc = 0;
+	if (threads > 1) {
+		if (cgt_thread_create(&thread, produce_all, pl) != 0) {
+			rc = cgt_fail(e, cgt_err_nomem, "cannot start a thread");
+			goto out;
+		}
+		ring_take_turns(&pl->ring);
+		pthread_join(thread, NULL);
+	} else {
+		produce_all(pl);
+	}
+	if (pl->ring.failed) {
+		*e = *ring_error(&pl->ring);
+		rc = -e->status;
+	}
+out:
+	for (unsigned k = 0; k < n_chunks; k++)
+		callgraph_chunk_free(&pl->chunks[k]);
+	ring_free(&pl->ring);
+	free(pl);
+	return rc;
 }
 
 /* ---- The replay ------------------------------------------------------------------ */
@@ -250,62 +289,6 @@ static int check_trace(struct cgt_decoder *d, struct cgt_error *e)
 				"recorded with --vex-guest-chase=yes (Cachegrind's): record it without "
 				"that option");
 	return 0;
-}
-
-/* The producer on a thread of its own, the replay on the caller's. */
-static int replay_pipelined(struct replay *r, struct producer *p, struct cgt_error *e)
-{
-	struct pipeline *pl = calloc(1, sizeof(*pl));
-	if (pl == NULL)
-		return cgt_fail(e, cgt_err_nomem, "out of memory");
-	pthread_mutex_init(&pl->lock, NULL);
-	pthread_cond_init(&pl->changed, NULL);
-	for (int k = 0; k < N_CHUNKS; k++)
-		callgraph_chunk_init(&pl->chunks[k]);
-	pl->producer = p;
-	pthread_t thread;
-	int rc = 1;
-	if (cgt_thread_create(&thread, producer_thread, pl) != 0) {
-		rc = cgt_fail(e, cgt_err_nomem, "cannot start a thread");
-		goto out;
-	}
-	for (uint64_t k = 0; rc > 0; k++) {
-		pthread_mutex_lock(&pl->lock);
-		while (pl->filled <= k)
-			pthread_cond_wait(&pl->changed, &pl->lock);
-		pthread_mutex_unlock(&pl->lock);
-		rc = replay_chunk(r, &pl->chunks[k % N_CHUNKS], p, e);
-		pthread_mutex_lock(&pl->lock);
-		pl->replayed = k + 1;
-		pthread_cond_broadcast(&pl->changed);
-		pthread_mutex_unlock(&pl->lock);
-	}
-	pthread_mutex_lock(&pl->lock);
-	pl->stop = 1;
-	pthread_cond_broadcast(&pl->changed);
-	pthread_mutex_unlock(&pl->lock);
-	pthread_join(thread, NULL);
-out:
-	for (int k = 0; k < N_CHUNKS; k++)
-		callgraph_chunk_free(&pl->chunks[k]);
-	pthread_cond_destroy(&pl->changed);
-	pthread_mutex_destroy(&pl->lock);
-	free(pl);
-	return rc;
-}
-
-/* The producer and the replay in turn, on the caller's thread. */
-static int replay_in_turn(struct replay *r, struct producer *p, struct cgt_error *e)
-{
-	struct chunk ch = { 0 };
-	callgraph_chunk_init(&ch);
-	int rc;
-	do {
-		callgraph_produce(p, &ch);
-		rc = replay_chunk(r, &ch, p, e);
-	} while (rc > 0);
-	callgraph_chunk_free(&ch);
-	return rc;
 }
 
 int replay_init(struct replay *r, const struct cgt_callgraph_options *o)
@@ -385,7 +368,7 @@ int cgt_callgraph_run(const struct cgt_callgraph_options *o, struct cgt_decoder 
 		rc = cgt_fail(e, cgt_err_nomem, "out of memory");
 		goto out;
 	}
-	rc = o->threads > 1 ? replay_pipelined(&r, &p, e) : replay_in_turn(&r, &p, e);
+	rc = replay_chunks(&r, &p, o->threads, e);
 	if (rc < 0)
 		goto out;
 	/* Callgrind's cacheuse_finish: every line resident evicted, if the

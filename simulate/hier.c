@@ -26,6 +26,7 @@
 #include "cache_use.h"
 #include "hier.h"
 #include "level.h"
+#include "ring.h"
 #include "specialise.h"
 
 /* Misses per op, counted by slot (each op of each block compiled gets
@@ -254,10 +255,6 @@ struct part {
 	struct forest *forest;		/* NULL: the levels below are drained by chains */
 	void *arena;			/* every group's stack.tags (map_stacks) */
 	size_t arena_size;
-	/* Under the hier's lock: the next bunch it takes, whether a thread is
-	   at it, whether it took them all and drained. */
-	uint64_t next;
-	int busy, finished;
 };
 
 /* References gathered for L1, by side (fetches, data), in program order:
@@ -266,7 +263,6 @@ struct bunch {
 	struct pending *refs[2];
 	uint32_t n[2];
 	uint64_t addr_bits;		/* as of its last reference */
-	unsigned unread;		/* parts yet to take it: 0, free */
 };
 
 /* Bunches are gathered once, by the thread that decodes, and taken by
@@ -309,15 +305,12 @@ struct hier {
 	uint64_t *last_line[2], last_line_mask[2];
 	uint32_t last_line_bits[2];
 
-	/* Everything below, and parts' next, busy, finished; but the bunch
-	   being filled (ring[produced % RING]) is the decoding thread's alone. */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct bunch ring[RING];
-	uint64_t produced;		/* bunches gathered: ring[produced % RING] fills */
-	int produced_all;
-	int failed;
-	struct cgt_error error;
+	/* The bunches, which the decoding thread fills and every part takes
+	   (the ring's consumers are the parts); the one being filled,
+	   bunches[ring_filling(&ring)], is the decoding thread's alone. */
+	struct ring ring;
+	int has_ring;
+	struct bunch bunches[RING];
 };
 
 int hier_open(struct hier **out, const struct cgt_hierarchy *configs, unsigned n_configs,
@@ -339,8 +332,6 @@ int hier_open(struct hier **out, const struct cgt_hierarchy *configs, unsigned n
 	h->min_line = min_line;
 	h->instrumenting = instr_at_start;
 	h->lanes = __builtin_cpu_supports("avx512f");
-	pthread_mutex_init(&h->lock, NULL);
-	pthread_cond_init(&h->cond, NULL);
 	*out = h;
 	return 0;
 }
@@ -746,7 +737,7 @@ static int gather_init(struct hier *h)
 	}
 	for (unsigned k = 0; k < RING; k++)
 		for (int side = 0; side < 2; side++)
-			if ((h->ring[k].refs[side] = malloc(BUNCH * sizeof(struct pending))) == NULL)
+			if ((h->bunches[k].refs[side] = malloc(BUNCH * sizeof(struct pending))) == NULL)
 				return -1;
 	return 0;
 }
@@ -1415,84 +1406,30 @@ static struct ref_program *program_of(struct hier *h, const struct cgt_exec *x)
 
 /* ---- Taking turns ------------------------------------------------------ */
 
-/* A part with a bunch to take (or, all gathered, a last drain to make) that
-   no thread is at: the one furthest behind, so that the oldest bunch is
-   freed first.  Lock held. */
-static struct part *part_ready(struct hier *h)
+/* A part's turn (the ring's): its next bunch, or its last drain. */
+static int part_turn(void *arg, unsigned part, unsigned slot, int last, struct cgt_error *e)
 {
-	struct part *ready = NULL;
-	for (unsigned t = 0; t < h->n_parts; t++) {
-		struct part *p = &h->parts[t];
-		if (p->busy || p->finished || (p->next == h->produced && !h->produced_all))
-			continue;
-		if (ready == NULL || p->next < ready->next)
-			ready = p;
-	}
-	return ready;
-}
-
-static void fail(struct hier *h, const struct cgt_error *e)
-{
-	pthread_mutex_lock(&h->lock);
-	if (!h->failed) {
-		h->failed = 1;
-		h->error = *e;
-	}
-	pthread_cond_broadcast(&h->cond);
-	pthread_mutex_unlock(&h->lock);
-}
-
-/* Makes p take its next bunch, or its last drain.  Lock held, released
-   meanwhile. */
-static void part_turn(struct hier *h, struct part *p)
-{
-	int last = p->next == h->produced;
-	struct bunch *b = &h->ring[p->next % RING];
-	p->busy = 1;
-	pthread_mutex_unlock(&h->lock);
-	int rc = last ? drain(p) : part_take(p, b);
+	struct hier *h = arg;
+	struct part *p = &h->parts[part];
+	int rc = last ? drain(p) : part_take(p, &h->bunches[slot]);
 	for (unsigned k = 0; last && h->model.cache_use && p->general != NULL && k < p->n_configs; k++)
 		general_finish_use(&p->general[k]);
-	pthread_mutex_lock(&h->lock);
-	p->busy = 0;
-	if (rc < 0 && !h->failed) {
-		h->failed = 1;
-		cgt_fail(&h->error, cgt_err_nomem, "out of memory for the simulated caches");
-	}
-	if (last) {
-		p->finished = 1;
-	} else {
-		p->next++;
-		b->unread--;
-	}
-	pthread_cond_broadcast(&h->cond);
+	return rc < 0 ? cgt_fail(e, cgt_err_nomem, "out of memory for the simulated caches") : 0;
 }
 
 /* Publishes the bunch being filled, and waits for the next to be free,
    taking parts' turns meanwhile (on one thread, nobody else would). */
 static int publish(struct hier *h, uint32_t n_fetches, uint32_t n_data, uint64_t bits)
 {
-	pthread_mutex_lock(&h->lock);
-	struct bunch *b = &h->ring[h->produced % RING];
+	struct bunch *b = &h->bunches[ring_filling(&h->ring)];
 	b->n[0] = n_fetches;
 	b->n[1] = n_data;
 	b->addr_bits = bits;
-	b->unread = h->n_parts;
-	h->produced++;
-	pthread_cond_broadcast(&h->cond);
-	struct bunch *next = &h->ring[h->produced % RING];
-	while (!h->failed && next->unread > 0) {
-		struct part *p = part_ready(h);
-		if (p != NULL)
-			part_turn(h, p);
-		else
-			pthread_cond_wait(&h->cond, &h->lock);
-	}
-	if (!h->failed)		/* else a part may still be reading it */
-		next->n[0] = next->n[1] = 0;
-	int failed = h->failed;
-	pthread_mutex_unlock(&h->lock);
-	return failed ? -1 : 0;
+	if (ring_publish(&h->ring) < 0)
+		return -1;
+	struct bunch *next = &h->bunches[ring_filling(&h->ring)];
+	next->n[0] = next->n[1] = 0;
+	return 0;
 }
 
 /* The references of an execution, for every configuration. */
@@ -1506,7 +1443,7 @@ static inline __attribute__((always_inline)) int gather(struct hier *h, const st
 	/* In locals, not through h: the stores into the bunch and the filters
 	   could alias h's fields, which made every reference wait for the one
 	   before. */
-	struct bunch *into = &h->ring[h->produced % RING];
+	struct bunch *into = &h->bunches[ring_filling(&h->ring)];
 	struct pending *fetches = into->refs[0], *data = into->refs[1];
 	uint32_t n_fetches = into->n[0], n_data = into->n[1];
 	uint64_t seq = h->seq, bits = h->addr_bits;
@@ -1545,10 +1482,10 @@ static inline __attribute__((always_inline)) int gather(struct hier *h, const st
 			fetches[n_fetches++] = (struct pending){ addr, seq++, slot, s->size, 0, 0 };
 		if (n_fetches == BUNCH || n_data == BUNCH) {
 			if (publish(h, n_fetches, n_data, bits) < 0) {
-				*e = h->error;
+				*e = *ring_error(&h->ring);
 				return -e->status;
 			}
-			into = &h->ring[h->produced % RING];
+			into = &h->bunches[ring_filling(&h->ring)];
 			fetches = into->refs[0];
 			data = into->refs[1];
 			n_fetches = n_data = 0;
@@ -1603,44 +1540,24 @@ static void decode_all(const struct thread_args *a)
 					    cgt_decoder_file_size(a->d), 0);
 	}
 	if (rc == 0) {
-		struct bunch *last = &h->ring[h->produced % RING];
+		struct bunch *last = &h->bunches[ring_filling(&h->ring)];
 		if ((last->n[0] > 0 || last->n[1] > 0) && publish(h, last->n[0], last->n[1], h->addr_bits) < 0)
 			return;
 	}
 	if (rc < 0) {
-		fail(h, &e);
+		ring_fail(&h->ring, &e);
 		return;
 	}
-	pthread_mutex_lock(&h->lock);
-	h->produced_all = 1;
-	pthread_cond_broadcast(&h->cond);
-	pthread_mutex_unlock(&h->lock);
+	ring_produced_all(&h->ring);
 }
 
 /* Parts' turns until every part finished (or one failed). */
 static void *take_turns(void *arg)
 {
 	const struct thread_args *a = arg;
-	struct hier *h = a->h;
 	if (a->d != NULL)
 		decode_all(a);
-	pthread_mutex_lock(&h->lock);
-	for (;;) {
-		if (h->failed)
-			break;
-		struct part *p = part_ready(h);
-		if (p != NULL) {
-			part_turn(h, p);
-			continue;
-		}
-		unsigned finished = 0;
-		for (unsigned t = 0; t < h->n_parts; t++)
-			finished += h->parts[t].finished;
-		if (finished == h->n_parts)
-			break;
-		pthread_cond_wait(&h->cond, &h->lock);
-	}
-	pthread_mutex_unlock(&h->lock);
+	ring_take_turns(&a->h->ring);
 	return NULL;
 }
 
@@ -1707,8 +1624,10 @@ int hier_run(struct hier *h, const char *path, unsigned threads,
 		threads = 1;
 	if (threads > 64)
 		threads = 64;
-	if (share_out(h, threads) < 0 || gather_init(h) < 0)
+	if (share_out(h, threads) < 0 || gather_init(h) < 0 ||
+	    ring_init(&h->ring, RING, h->n_parts, part_turn, h) < 0)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
+	h->has_ring = 1;
 	for (unsigned t = 0; t < h->n_parts; t++) {
 		struct part *p = &h->parts[t];
 		p->h = h;
@@ -1732,8 +1651,8 @@ int hier_run(struct hier *h, const char *path, unsigned threads,
 	for (unsigned t = 1; t <= started; t++)
 		pthread_join(ids[t], NULL);
 	cgt_decoder_close(d);
-	if (h->failed) {
-		*e = h->error;
+	if (h->ring.failed) {
+		*e = *ring_error(&h->ring);
 		return -e->status;
 	}
 	return 0;
@@ -1855,10 +1774,10 @@ void hier_close(struct hier *h)
 	for (int side = 0; side < 2; side++) {
 		free(h->last_line[side]);
 		for (unsigned k = 0; k < RING; k++)
-			free(h->ring[k].refs[side]);
+			free(h->bunches[k].refs[side]);
 	}
-	pthread_mutex_destroy(&h->lock);
-	pthread_cond_destroy(&h->cond);
+	if (h->has_ring)
+		ring_free(&h->ring);
 	free(h->parts);
 	free(h->configs);
 	free(h->chain);
