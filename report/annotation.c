@@ -511,7 +511,7 @@ int cgt_annotate(FILE *out, const struct cgt_annotate_options *o, struct cgt_err
 		rc = read_file(&a, f);
 	if (rc == 0)
 		rc = o->json ? annotation_print_json(&a) : annotation_print_text(&a);
-	fflush(out);
+	rc = cgt_report_written(out, rc, &a.error);
 	release(&a);
 	if (rc < 0 && e != NULL)
 		*e = a.error;

@@ -448,11 +448,7 @@ int cgt_callgrind_annotate(FILE *out, const struct cgt_callgrind_profile *p,
 				rc = cga_annotate_sources(&a);
 		}
 	}
-	/* a write that failed (a full disk) leaves the error flag set */
-	int flushed = fflush(out) == 0;
-	if ((!flushed || ferror(out)) && rc == 0)
-		rc = cgt_fail(e, cgt_err_io, "cannot write the report%s%s", flushed ? "" : ": ",
-			      flushed ? "" : strerror(errno));
+	rc = cgt_report_written(out, rc, e);
 	for (size_t f = 0; a.total != NULL && f < p->n_fns; f++)
 		free(a.total[f]);
 	for (size_t i = 0; i < a.n_threshold_files; i++)
@@ -462,5 +458,15 @@ int cgt_callgrind_annotate(FILE *out, const struct cgt_callgrind_profile *p,
 	free(a.ranked);
 	free(a.summary);
 	free(a.scratch);
+	return rc;
+}
+
+int cgt_report_written(FILE *out, int rc, struct cgt_error *e)
+{
+	/* a write that failed (a full disk) leaves the error flag set */
+	int flushed = fflush(out) == 0;
+	if ((!flushed || ferror(out)) && rc == 0)
+		rc = cgt_fail(e, cgt_err_io, "cannot write the report%s%s", flushed ? "" : ": ",
+			      flushed ? "" : strerror(errno));
 	return rc;
 }

@@ -602,6 +602,7 @@ int cgt_compare(FILE *out, const struct cgt_compare_options *o, struct cgt_error
 		else
 			rc = print_text(out, &c, totals, fns, n_fns, n_all_fns, lines, n_lines,
 					n_all_lines, start, len);
+		rc = cgt_report_written(out, rc, e);
 	}
 	free(fns);
 	free(lines);

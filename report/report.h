@@ -302,6 +302,11 @@ struct cgt_callgrind_annotate_options {
 	double node_threshold, edge_threshold;
 };
 
+/* The end of a report that a writer returning rc wrote to out: rc, or,
+   if that was 0 and out's writes failed (a full disk: its error flag, or
+   the last flush), "cannot write the report" in e. */
+int cgt_report_written(FILE *out, int rc, struct cgt_error *e);
+
 /* Prints what callgrind_annotate 3.19 prints for p with these options,
    with ties in its order of equal costs (and of files) broken by name,
    where its own order is its Perl hashes' (which changes from run to

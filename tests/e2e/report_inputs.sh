@@ -2,7 +2,7 @@
 # sources relative to the current directory, the default input, colour,
 # JSON, and malformed files (never a crash).
 source "$(dirname "$0")/../lib.sh"
-plan 20
+plan 23
 
 without_invocation() { grep -v '^Invocation:' "$@"; }
 # Counts of a report's "PROGRAM TOTALS" line, percentages dropped.
@@ -122,3 +122,14 @@ for f in fuzz*.cgout; do
 	fi
 done
 check_eq "200 damaged files: each read or refused with a message" "0 of 200" "$bad of $(ls fuzz*.cgout | wc -l)"
+
+# A write that fails (a full disk): said, exit status 1, in each form
+# (cg_annotate's prefix, but --compare's, which is cgtrace's own).
+for args in "c01.cgout" "--format=json c01.cgout" "--compare c01.cgout c01.cgout"; do
+	(cd cases && "$CGTRACE" report $args) >/dev/full 2>full.err
+	rc=$?
+	prefix="cg_annotate: error:"
+	case "$args" in --compare*) prefix="cgtrace:" ;; esac
+	check_eq "report $args >/dev/full: exit 1 and why" \
+		"1 $prefix cannot write the report: No space left on device" "$rc $(cat full.err)"
+done
