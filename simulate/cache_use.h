@@ -60,9 +60,9 @@ enum { USE_ACCOST1, USE_SPLOSS1, USE_ACCOST2, USE_SPLOSS2, USE_COLUMNS };
 
 struct use_caches {
 	struct level l1[2], ll;		/* I1, D1; LL */
-	/* scratch, carved from one allocation, ll_refs's: for use_caches_take
-	   (reports, [2 room] each L1's), for use_caches_merge (the rest,
-	   [fill_room]) */
+	/* scratch: use_caches_merge's, [fill_room], carved from one
+	   allocation, ll_refs's; use_caches_take's reports, [2 room] each
+	   L1's, an allocation of its own */
 	struct level_ref *ll_refs;
 	struct level_report *ll_reports;
 	uint32_t *fill_ref;		/* a fill's side << 31 | its reference */

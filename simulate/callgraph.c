@@ -5,7 +5,8 @@
  *
  * Two parts, on two threads when there are (see the pipeline below for
  * who owns what): a producer (callgraph_producer.c) decodes the trace and simulates its
- * caches and branches, and hands chunks of executions with their misses
+ * caches and branches (with cache use, D1: the replay runs I1 and LL on
+ * each chunk first), and hands chunks of executions with their misses
  * and mispredictions, and the module map, to the replay, which applies
  * Callgrind's rules (callgraph_replay.h: the rules, and which file holds
  * which of them).
@@ -163,8 +164,7 @@ static int replay_turn(void *arg, unsigned consumer, unsigned slot, int last, st
 	return rc < 0 ? rc : 0;
 }
 
-/* The producer's part: chunks until the trace's end (or a failure), then
-   turns of the replay's while it has chunks to take. */
+/* The producer's part: chunks until the trace's end (or a failure). */
 static void *produce_all(void *arg)
 {
 	struct pipeline *pl = arg;
@@ -175,18 +175,21 @@ static void *produce_all(void *arg)
 		status = ch->status;
 	} while (ring_publish(&pl->ring) == 0 && status > 0);
 	ring_produced_all(&pl->ring);
-	ring_take_turns(&pl->ring);
 	return NULL;
 }
 
 /* The producer on a thread of its own with more than one thread, the
-   replay on the caller's (and either's when the other waits). */
+   replay always on the caller's (the options' code lookup and dump are
+   called there: cgt_callgraph_options). */
 static int replay_chunks(struct replay *r, struct producer *p, unsigned threads,
 			 struct cgt_error *e)
 {
-	struct pipeline *pl = calloc(1, sizeof(*pl));
+	/* (its chunks on cache lines of their own) */
+	struct pipeline *pl = aligned_alloc(_Alignof(struct pipeline), sizeof(*pl));
 	const unsigned n_chunks = threads > 1 ? N_CHUNKS : 1;
-	if (pl == NULL || ring_init(&pl->ring, n_chunks, 1, replay_turn, pl) < 0) {
+	if (pl != NULL)
+		memset(pl, 0, sizeof(*pl));
+	if (pl == NULL || ring_init(&pl->ring, n_chunks, 1, threads == 1, replay_turn, pl) < 0) {
 		free(pl);
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	}
@@ -205,6 +208,7 @@ static int replay_chunks(struct replay *r, struct producer *p, unsigned threads,
 		pthread_join(thread, NULL);
 	} else {
 		produce_all(pl);
+		ring_take_turns(&pl->ring);	/* (the replay's last turn) */
 	}
 	if (pl->ring.failed) {
 		*e = *ring_error(&pl->ring);

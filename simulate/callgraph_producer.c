@@ -390,7 +390,8 @@ int callgraph_chunk_ll(struct producer *p, struct chunk *ch)
  * mispredictions written to out (room for the block's max_charges); their
  * number returned.  The block runs as a block program (block_program.h), as
  * Cachegrind's simulation runs it, its L1 misses going to LL in program
- * order.
+ * order.  (With cache use, its references' charges are written later, to
+ * the chunk's use_charges: simulate_refs_use.)
  */
 static inline __attribute__((always_inline)) uint32_t
 simulate_exec(struct models *md, const struct cgt_exec *x, const struct block_program *bp,

@@ -1625,7 +1625,7 @@ int hier_run(struct hier *h, const char *path, unsigned threads,
 	if (threads > 64)
 		threads = 64;
 	if (share_out(h, threads) < 0 || gather_init(h) < 0 ||
-	    ring_init(&h->ring, RING, h->n_parts, part_turn, h) < 0)
+	    ring_init(&h->ring, RING, h->n_parts, 1, part_turn, h) < 0)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
 	h->has_ring = 1;
 	for (unsigned t = 0; t < h->n_parts; t++) {

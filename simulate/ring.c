@@ -6,12 +6,13 @@
 
 #include "ring.h"
 
-int ring_init(struct ring *r, unsigned n_slots, unsigned n_consumers, ring_turn_fn *turn,
-	      void *arg)
+int ring_init(struct ring *r, unsigned n_slots, unsigned n_consumers, int producer_turns,
+	      ring_turn_fn *turn, void *arg)
 {
 	memset(r, 0, sizeof(*r));
 	r->n_slots = n_slots;
 	r->n_consumers = n_consumers;
+	r->producer_turns = producer_turns;
 	r->turn = turn;
 	r->arg = arg;
 	r->unread = calloc(n_slots, sizeof(*r->unread));
@@ -89,7 +90,7 @@ int ring_publish(struct ring *r)
 	r->produced++;
 	pthread_cond_broadcast(&r->changed);
 	while (!r->failed && r->unread[ring_filling(r)] > 0) {
-		int c = ready(r);
+		int c = r->producer_turns ? ready(r) : -1;
 		if (c >= 0)
 			take_turn(r, (unsigned)c);
 		else

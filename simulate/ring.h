@@ -9,7 +9,9 @@
  * again once all have taken it.  Any thread may take any consumer's next
  * turn, one thread at a time per consumer: so however many threads there
  * are, each is busy while a consumer has a slot to take, and on one
- * thread the producer takes the turns itself whenever the ring is full.
+ * thread the producer takes the turns itself whenever the ring is full
+ * -- unless the ring is told that the producer takes none (a consumer
+ * that must stay on the threads that take turns, the caller's).
  * After the last slot, each consumer takes one last turn (its end: what
  * it kept back).
  */
@@ -30,6 +32,7 @@ struct ring {
 	pthread_mutex_t lock;
 	pthread_cond_t changed;
 	unsigned n_slots, n_consumers;
+	int producer_turns;	/* the producer takes turns while it waits */
 	ring_turn_fn *turn;
 	void *arg;
 	/* under lock: */
@@ -44,10 +47,11 @@ struct ring {
 	struct cgt_error error;	/* the first failure's */
 };
 
-/* A ring of n_slots for n_consumers, whose turns turn(arg, ...) takes.
-   0, or -1 if out of memory. */
-int ring_init(struct ring *r, unsigned n_slots, unsigned n_consumers, ring_turn_fn *turn,
-	      void *arg);
+/* A ring of n_slots for n_consumers, whose turns turn(arg, ...) takes,
+   the producer among them while it waits if producer_turns.  0, or -1 if
+   out of memory. */
+int ring_init(struct ring *r, unsigned n_slots, unsigned n_consumers, int producer_turns,
+	      ring_turn_fn *turn, void *arg);
 void ring_free(struct ring *r);
 
 /* The slot the producer fills (the producer's to call). */
@@ -68,7 +72,8 @@ void ring_produced_all(struct ring *r);
 void ring_fail(struct ring *r, const struct cgt_error *e);
 
 /* Takes consumers' turns until every consumer has taken its end, or
-   anything failed.  0, or -1 if anything failed (ring_error). */
+   anything failed.  0, or -1 if anything failed (ring_error); then other
+   threads may still be in a turn: join them before anything is freed. */
 int ring_take_turns(struct ring *r);
 
 /* The first failure (after ring_publish or ring_take_turns gave -1). */

@@ -436,7 +436,8 @@ struct cgt_callgraph_options {
 	int instr_atstart;	/* 1 */
 	/* 1: everything on the caller's thread; more: the trace decoded and
 	   its caches and branches simulated on a thread of their own, a
-	   little ahead of the call graph (the profile is the same) */
+	   little ahead of the call graph (with cache use, I1 and LL are the
+	   call graph's; the profile is the same) */
 	unsigned threads;	/* 1 */
 	/* Function name patterns (* and ? wildcards), each list NULL-ended or NULL. */
 	const char *const *toggle_collect, *const *dump_before, *const *dump_after,

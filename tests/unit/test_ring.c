@@ -21,6 +21,8 @@ struct run {
 	uint64_t fail_at;		/* a turn on this value fails (UINT64_MAX: none) */
 	int busy[MAX_CONSUMERS];	/* threads in a consumer's turn at once */
 	int overlapped;
+	pthread_t producer;
+	int on_producer;		/* turns the producer's thread took */
 };
 
 static int turn(void *arg, unsigned consumer, unsigned slot, int last, struct cgt_error *e)
@@ -28,6 +30,8 @@ static int turn(void *arg, unsigned consumer, unsigned slot, int last, struct cg
 	struct run *u = arg;
 	if (__atomic_fetch_add(&u->busy[consumer], 1, __ATOMIC_SEQ_CST) != 0)
 		u->overlapped = 1;
+	if (pthread_equal(pthread_self(), u->producer))
+		__atomic_fetch_add(&u->on_producer, 1, __ATOMIC_SEQ_CST);
 	int rc = 0;
 	if (last) {
 		u->ends[consumer]++;
@@ -57,14 +61,21 @@ static void *take(void *arg)
 	return NULL;
 }
 
-/* A ring of n_slots for n_consumers, nothing produced. */
-static void start(struct run *u, unsigned n_slots, unsigned n_consumers)
+/* A ring of n_slots for n_consumers, nothing produced, the producer
+   taking turns or not. */
+static void start_with(struct run *u, unsigned n_slots, unsigned n_consumers, int producer_turns)
 {
 	memset(u, 0, sizeof(*u));
 	u->fail_at = UINT64_MAX;
-	CHECK(ring_init(&u->ring, n_slots, n_consumers, turn, u) == 0);
+	u->producer = pthread_self();
+	CHECK(ring_init(&u->ring, n_slots, n_consumers, producer_turns, turn, u) == 0);
 	u->slots = calloc(n_slots, sizeof(*u->slots));
 	CHECK(u->slots != NULL);
+}
+
+static void start(struct run *u, unsigned n_slots, unsigned n_consumers)
+{
+	start_with(u, n_slots, n_consumers, 1);
 }
 
 static void finish(struct run *u)
@@ -136,6 +147,31 @@ static void threads(void)
 	}
 }
 
+/* A consumer kept off the producer's thread: every turn on the other. */
+static void no_producer_turns(void)
+{
+	struct run u;
+	int take_rc;
+	start_with(&u, 2, 1, 0);
+	struct taker t = { &u.ring, 0, 0 };
+	CHECK(pthread_create(&t.id, NULL, take, &t) == 0);
+	int publish_rc = 0;
+	for (uint64_t v = 0; v < 5000 && publish_rc == 0; v++) {
+		u.slots[ring_filling(&u.ring)] = v;
+		publish_rc = ring_publish(&u.ring);
+	}
+	ring_produced_all(&u.ring);
+	pthread_join(t.id, NULL);
+	take_rc = t.rc;
+	CHECK_EQ(publish_rc, 0);
+	CHECK_EQ(take_rc, 0);
+	CHECK_EQ(u.seen[0], 5000);
+	CHECK_EQ(u.ends[0], 1);
+	CHECK_EQ(u.on_producer, 0);
+	CHECK(!u.out_of_order);
+	finish(&u);
+}
+
 static void failure(void)
 {
 	for (unsigned n_threads = 1; n_threads <= 3; n_threads += 2) {
@@ -154,9 +190,10 @@ static void failure(void)
 
 int main(void)
 {
-	PLAN(3);
+	PLAN(4);
 	RUN(one_thread);
 	RUN(threads);
+	RUN(no_producer_turns);
 	RUN(failure);
 	return CHECK_DONE();
 }
