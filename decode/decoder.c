@@ -91,7 +91,7 @@ static void lose_from_here(struct cgt_decode_worker *w, const char *why)
 	}
 	w->skipping = 1;
 	w->loss = (struct cgt_damage){ f->file_offset, f->file_offset + f->compressed_len, 1,
-				       w->segment, !w->used, "" };
+				       w->segment, !w->used, "", 0 };
 	snprintf(w->loss.why, sizeof(w->loss.why), "%s", why);
 }
 
@@ -935,7 +935,8 @@ int cgt_decoder_warn_incomplete(const struct cgt_decoder *d, int read_all, FILE 
 			fprintf(warn,
 				"cgtrace: warning:   lost: bytes %llu-%llu, where no frame could be read%s\n",
 				(unsigned long long)x->start, (unsigned long long)x->end,
-				x->end < cgt_reader_file_size(d->reader)
+				x->frame_follows ? "; too few to hold one, read on at the frame after them"
+				: x->end < cgt_reader_file_size(d->reader)
 					? "; read on at the segment marker after them"
 					: ", to the end of the file");
 			continue;

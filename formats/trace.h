@@ -450,6 +450,8 @@ struct cgt_damage {
 	uint64_t segment;	/* the segment it cuts short or loses (-1: unknown) */
 	int whole_segment;	/* nothing of that segment was used */
 	char why[768];		/* the first thing found wrong, with its offset */
+	int frame_follows;	/* a stretch too short to hold a frame: read on at
+				   the zstd frame after it, in the same segment */
 };
 /* The stretches passed over so far, in file order (cgt_reader_open_skipping). */
 size_t cgt_reader_damage(const struct cgt_reader *r, const struct cgt_damage **d);

@@ -114,6 +114,42 @@ static void note_truncation(struct cgt_reader *r, uint64_t offset)
 	r->truncation = strdup(buf);
 }
 
+/* Notes the stretch [start, end) passed over: 0, or -1 out of memory. */
+static int note_damage(struct cgt_reader *r, uint64_t start, uint64_t end,
+		       const struct cgt_error *why, int frame_follows)
+{
+	if (r->n_damage == r->cap_damage &&
+	    cgt_array_grow(&r->damage, &r->cap_damage, r->n_damage, 1, sizeof(*r->damage)) < 0)
+		return -1;
+	struct cgt_damage *d = &r->damage[r->n_damage++];
+	*d = (struct cgt_damage){ start, end, 0, UINT64_MAX, 0, "", frame_follows };
+	memcpy(d->why, why->msg, sizeof(d->why));
+	return 0;
+}
+
+/* Fewer bytes than the smallest frame of any kind (a skippable frame takes
+   8, a zstd frame 9) between a whole frame and the zstd frame after them --
+   what a frame's checksum flag cleared leaves, its 4 checksum bytes -- hide
+   no executions: skipping damage, they are noted and the reader reads on at
+   that frame, in the same segment.  1 if so, 0 if not, negative: error. */
+static int pass_gap(struct cgt_reader *r, const uint8_t *p, size_t avail, const struct cgt_error *why,
+		    struct cgt_error *e)
+{
+	uint64_t offset = r->in_file_offset + r->in_pos;
+
+	if (!r->skip_damage)
+		return 0;
+	for (size_t gap = 1; gap < 8 && gap + 4 <= avail; gap++) {
+		if (cgt_get_u32le(p + gap) != ZSTD_MAGIC)
+			continue;
+		if (note_damage(r, offset, offset + gap, why, 1) < 0)
+			return cgt_fail(e, cgt_err_nomem, "out of memory");
+		r->in_pos += gap;
+		return 1;
+	}
+	return 0;
+}
+
 /* Something that is no frame, or a frame that cannot be whole, starts at
    offset (why says what).  Skipping damage, the next segment marker after it
    is looked for: 1 and the stretch up to it noted (the marker is next), or 0
@@ -152,13 +188,8 @@ static int pass_damage(struct cgt_reader *r, uint64_t offset, int cut, struct cg
 		note_truncation(r, offset);
 		return 0;
 	}
-	if (r->n_damage == r->cap_damage &&
-	    cgt_array_grow(&r->damage, &r->cap_damage, r->n_damage, 1, sizeof(*r->damage)) < 0)
+	if (note_damage(r, offset, marker == UINT64_MAX ? r->file_size : marker, why, 0) < 0)
 		return cgt_fail(e, cgt_err_nomem, "out of memory");
-	struct cgt_damage *d = &r->damage[r->n_damage++];
-	*d = (struct cgt_damage){ offset, marker == UINT64_MAX ? r->file_size : marker, 0,
-				  UINT64_MAX, 0, "" };
-	memcpy(d->why, why->msg, sizeof(d->why));
 	/* Read on from the marker (or from the end). */
 	uint64_t next = marker == UINT64_MAX ? r->file_size : marker;
 	if (lseek(r->fd, (off_t)next, SEEK_SET) < 0)
@@ -198,7 +229,9 @@ static int skip_to_frame(struct cgt_reader *r, struct cgt_error *e)
 				 "%s: byte offset %llu: expected a zstd frame (magic 28 b5 2f fd), "
 				 "found %02x %02x %02x %02x",
 				 r->path, (unsigned long long)offset, p[0], p[1], p[2], p[3]);
-			int rc = pass_damage(r, offset, 0, &why, e);
+			int rc = pass_gap(r, p, (size_t)avail, &why, e);
+			if (rc == 0)
+				rc = pass_damage(r, offset, 0, &why, e);
 			if (rc <= 0)
 				return rc;
 			continue;
