@@ -926,9 +926,13 @@ int cgt_decoder_warn_incomplete(const struct cgt_decoder *d, int read_all, FILE 
 			memcpy(all + n_passed, d->losses, d->n_losses * sizeof(*all));
 		qsort(all, n, sizeof(*all), by_offset);
 	}
+	uint64_t counted_to = 0;	/* (a stretch may lie in a loss: counted once) */
 	for (size_t i = 0; all != NULL && i < n; i++) {
 		const struct cgt_damage *x = &all[i];
-		bytes += x->end - x->start;
+		if (x->end > counted_to) {
+			bytes += x->end - (x->start > counted_to ? x->start : counted_to);
+			counted_to = x->end;
+		}
 		if (x->why[0] != '\0')
 			fprintf(warn, "cgtrace: warning: damaged trace: %s\n", x->why);
 		if (x->segment == UINT64_MAX) {

@@ -397,8 +397,9 @@ static inline uint64_t cgt_memory_allowed(const struct cgt_record *rec)
 int cgt_reader_open(struct cgt_reader **r, const char *path, struct cgt_error *e);
 /* The same, for a reader that survives damage (TRACE-FORMAT.md, "Damage"):
    a stretch of the file where no whole frame can be found is passed over
-   to the next segment marker and noted (cgt_reader_damage) instead of
-   being an error. */
+   to the next segment marker (or, too short to hold a frame, to the zstd
+   frame after it) and noted (cgt_reader_damage) instead of being an
+   error. */
 int cgt_reader_open_skipping(struct cgt_reader **r, const char *path, struct cgt_error *e);
 uint32_t cgt_reader_version(const struct cgt_reader *r);
 
@@ -415,7 +416,8 @@ struct cgt_frame {
 	uint64_t stream_offset;		/* of its content in the stream */
 	int starts_segment;		/* the first frame, or one after a marker */
 	int segment_continues;		/* the next frame continues the segment */
-	size_t damage_before;		/* stretches of damage passed over before it */
+	size_t damage_before;		/* stretches of damage passed over before it
+					   that may have held frames */
 	uint8_t *compressed;
 	size_t compressed_len, compressed_cap;
 	uint8_t *data;			/* content (CGT_FRAME_MAX bytes of room) */

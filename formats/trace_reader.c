@@ -10,7 +10,9 @@
  * Opened to skip damage (cgt_reader_open_skipping), a stretch where no frame
  * can be found -- a damaged frame header, a frame whose end runs off the
  * file before its end -- is passed over to the next segment marker and noted
- * (cgt_reader_damage): the segments after it decode on their own.
+ * (cgt_reader_damage): the segments after it decode on their own.  A
+ * stretch too short to hold a frame, with a zstd frame after it, is passed
+ * over to that frame only.
  */
 #include "trace.h"
 
@@ -51,6 +53,7 @@ struct cgt_reader {
 	int skip_damage;	/* opened by cgt_reader_open_skipping */
 	struct cgt_damage *damage;	/* the stretches passed over, in file order */
 	size_t n_damage, cap_damage;
+	size_t n_may_hold_frames;	/* of them, those long enough to hold a frame */
 	int lookahead_status;	/* an error looking past the last frame taken: */
 	struct cgt_error lookahead_error;	/* the next take reports it */
 
@@ -123,8 +126,32 @@ static int note_damage(struct cgt_reader *r, uint64_t start, uint64_t end,
 		return -1;
 	struct cgt_damage *d = &r->damage[r->n_damage++];
 	*d = (struct cgt_damage){ start, end, 0, UINT64_MAX, 0, "", frame_follows };
+	r->n_may_hold_frames += !frame_follows;
 	memcpy(d->why, why->msg, sizeof(d->why));
 	return 0;
+}
+
+/* 1 if a segment marker ends at file offset at, 0 if not, -1 on a read
+   error (errno). */
+static int marker_ends_at(struct cgt_reader *r, uint64_t at)
+{
+	uint8_t buf[CGT_SEGMENT_MARKER_LEN];
+	size_t got = 0;
+
+	if (at < CGT_SEGMENT_MARKER_LEN)
+		return 0;
+	while (got < sizeof(buf)) {
+		ssize_t n = pread(r->fd, buf + got, sizeof(buf) - got,
+				  (off_t)(at - CGT_SEGMENT_MARKER_LEN + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			return 0;
+		got += (size_t)n;
+	}
+	return cgt_is_segment_marker(buf, got);
 }
 
 /* Fewer bytes than the smallest frame of any kind (a skippable frame takes
@@ -142,8 +169,15 @@ static int pass_gap(struct cgt_reader *r, const uint8_t *p, size_t avail, const 
 	for (size_t gap = 1; gap < 8 && gap + 4 <= avail; gap++) {
 		if (cgt_get_u32le(p + gap) != ZSTD_MAGIC)
 			continue;
+		/* The frame before may have run into the segment marker after
+		   it (a block's size damaged) and left its tail: the frame
+		   found then begins a segment, as after any marker. */
+		int marker = marker_ends_at(r, offset + gap);
+		if (marker < 0)
+			return io_error(r, e);
 		if (note_damage(r, offset, offset + gap, why, 1) < 0)
 			return cgt_fail(e, cgt_err_nomem, "out of memory");
+		r->marker_seen |= marker;
 		r->in_pos += gap;
 		return 1;
 	}
@@ -357,7 +391,7 @@ static int take_frame_locked(struct cgt_reader *r, struct cgt_frame *f, struct c
 	f->len = f->pos = 0;
 	f->decompressed = 0;
 	f->path = r->path;
-	f->damage_before = r->n_damage;
+	f->damage_before = r->n_may_hold_frames;
 	r->stream_offset += content;
 	r->in_pos += size;
 	r->marker_seen = 0;

@@ -1,12 +1,12 @@
 # Damaged traces (formats/TRACE-FORMAT.md, "Damage"): one byte changed in
 # a trace of 21 segments, in 100 places -- the first frame (the header's:
-# an error), frame headers, block headers, checksums, segment markers, the
-# last frame, and 70 random places.  Every variation is simulated on 1 and
+# an error, but for its checksum flag), frame headers, block headers,
+# checksums, segment markers, the last frame, and 69 random places.  Every variation is simulated on 1 and
 # 3 threads, every fifth also on 2, 8 and 16: never a crash or a hang, exit
 # status 0, 1 or 3, and the same cachegrind.out and messages on every
 # thread count.  Then info, dump and simulate on one damaged trace agree.
 source "$(dirname "$0")/../lib.sh"
-plan 34
+plan 37
 
 # The sort trace of simulate_exact.sh: 21 segments, one frame each.
 numbers numbers.txt
@@ -14,7 +14,8 @@ clean_env "$CGTRACE" record -q -o sort.zst -- sort -n --parallel=1 -o sorted.txt
 segments=$(($(grep -a -o CGTSEGMT sort.zst | wc -l) + 1))
 check "the trace has 20 segments or more ($segments)" test "$segments" -ge 20
 
-# Its frames: "kind offset length header-length checksum-offset".
+# Its frames: "kind offset length header-length checksum-offset
+# last-block-header-offset".
 python3 - sort.zst >frames.txt <<'PY'
 import struct, sys
 d = open(sys.argv[1], "rb").read()
@@ -23,7 +24,7 @@ while p < len(d):
     magic = struct.unpack_from("<I", d, p)[0]
     if magic & 0xFFFFFFF0 == 0x184D2A50:
         n = 8 + struct.unpack_from("<I", d, p + 4)[0]
-        print("marker" if d[p + 8:p + 16] == b"CGTSEGMT" else "skippable", p, n, 8, -1)
+        print("marker" if d[p + 8:p + 16] == b"CGTSEGMT" else "skippable", p, n, 8, -1, -1)
         p += n
         continue
     fhd = d[p + 4]
@@ -31,12 +32,13 @@ while p < len(d):
     h = 5 + (1 - single) + [0, 1, 2, 4][fhd & 3] + [single, 2, 4, 8][fhd >> 6]
     q = p + h
     while True:
+        last_block = q
         b = d[q] | d[q + 1] << 8 | d[q + 2] << 16
         q += 3 + (1 if (b >> 1 & 3) == 1 else b >> 3)
         if b & 1:
             break
     csum = fhd >> 2 & 1
-    print("frame", p, q + 4 * csum - p, h, q if csum else -1)
+    print("frame", p, q + 4 * csum - p, h, q if csum else -1, last_block)
     p = q + 4 * csum
 PY
 check_eq "the frames tile the file" "$(stat -c %s sort.zst)" "$(awk '{ end = $2 + $3 } END { print end }' frames.txt)"
@@ -204,6 +206,33 @@ for t in 1 3 8; do
 done
 check_eq "a lost frame and the next marker's text: exit status 3 on 1, 3 and 8 threads" " 3 3 3" "$statuses"
 check "... the same file on 1, 3 and 8 threads" bash -c 'test -s tb.1.out && cmp -s tb.1.out tb.3.out && cmp -s tb.1.out tb.8.out'
+
+# One byte: the last block of the middle segment's last frame made 11 bytes
+# longer, so that the frame runs into the segment marker after it and
+# leaves 5 of the marker's bytes before the next frame.  That frame is
+# lost, and the next segment is one of its own: not read as the lost
+# one's continuation.
+python3 - sort.zst run-in.zst frames.txt <<'PY' >run-in.txt
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+rows = [l.split() for l in open(sys.argv[3])]
+frames = [i for i, r in enumerate(rows) if r[0] == "frame"]
+k = frames[len(frames) // 2]
+while rows[k + 1][0] != "marker":
+    k += 1
+start, length, block = int(rows[k][1]), int(rows[k][2]), int(rows[k][5])
+b = d[block] | d[block + 1] << 8 | d[block + 2] << 16
+b += 11 << 3
+d[block:block + 3] = bytes([b & 255, b >> 8 & 255, b >> 16 & 255])
+open(sys.argv[2], "wb").write(d)
+print(start, start + length)
+PY
+timeout -k 5 120 "$CGTRACE" simulate -q -o run-in.out run-in.zst 2>run-in.err
+check_eq "a frame run into the marker after it: exit status 3" 3 "$?"
+check_contains "... that frame's executions lost, and only them" \
+	"lost: the executions in bytes $(cut -d' ' -f1 run-in.txt)-" "$(cat run-in.err)"
+check "... the next segment read as one of its own" \
+	bash -c '! grep -q "frames)" run-in.err && grep -q "(1 frame)" run-in.err'
 
 # info, dump and simulate on one damaged trace: the same report, status 3,
 # and the same instructions (a smaller trace of two segments, for dump).
