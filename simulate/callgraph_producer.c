@@ -236,7 +236,7 @@ static void take_side(struct use_caches *u, int l1, struct use_refs *s, uint32_t
 /*
  * simulate_exec's cache references with Callgrind's cache use (struct
  * chunk): the execution's data go to D1 now, its fetches later, in the
- * replay's I1 (the chunk says which program's).  Most data use the line
+ * replay's I1 (the chunk holds its fetch steps).  Most data use the line
  * their set touched last, which D1 counts there at once
  * (level_use_again) -- until one goes to level_take, after which each
  * waits its turn there.  The data D1 took so go to the chunk with what it
@@ -276,7 +276,7 @@ static __attribute__((noinline)) void simulate_refs_use(struct models *md, const
 	take_side(&p->use_caches, 1, &ch->use_data, n_data);
 	ch->use_guarded.n += n_data;
 	AT(ch->use_execs, struct use_exec, ch->use_execs.n++) =
-		(struct use_exec){ bp, exec, base, { 0, (uint32_t)data_v->n }, 0 };
+		(struct use_exec){ bp->fetches, plan->n_fetches, exec, base, { 0, (uint32_t)data_v->n }, 0 };
 }
 
 int callgraph_chunk_use(struct producer *p, struct chunk *ch)
@@ -293,13 +293,10 @@ int callgraph_chunk_use(struct producer *p, struct chunk *ch)
 	if (use_refs_empty(fetch, ch->use_fetches) < 0)
 		return -1;
 	for (size_t e = 0; e < n_execs; e++) {
-		const struct block_program *bp = execs[e].program;
-		const struct prefix_plan *plan =
-			&bp->prefixes[AT(ch->items, struct handed, execs[e].item).exit];
 		struct level_ref *fetches = &AT(*fetch_v, struct level_ref, fetch_v->n);
 		uint32_t n = 0;
-		for (uint32_t f = 0; f < plan->n_fetches; f++) {
-			const struct fetch_step *fs = &bp->fetches[f];
+		for (uint32_t f = 0; f < execs[e].n_fetches; f++) {
+			const struct fetch_step *fs = &execs[e].fetches[f];
 			if (n == 0 && level_use_again(&I1, fs->addr, fs->len, 1u + fs->more))
 				continue;
 			fetches[n++] = (struct level_ref){ fs->addr, fs->len, 0, fs->more,

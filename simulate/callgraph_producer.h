@@ -166,13 +166,17 @@ struct chunk {
 				   producer's error */
 };
 
-struct block_program;
+struct fetch_step;
 
-/* An execution with references to the cache-use caches: its block's
-   program, its item in the chunk, its references' handles' base, where its
-   references end on each side and its charges in use_charges. */
+/* An execution with references to the cache-use caches: its fetch steps
+   (its block program's, as far as its exit), its item in the chunk, its
+   references' handles' base, where its references end on each side and
+   its charges in use_charges.  The fetches are here rather than found from
+   the item: the replay's I1 then reads no chunk items, which the producer
+   has just written on its own core. */
 struct use_exec {
-	const struct block_program *program;
+	const struct fetch_step *fetches;
+	uint32_t n_fetches;
 	uint32_t item, base, end[2], charges_end;
 };
 

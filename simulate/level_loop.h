@@ -16,7 +16,8 @@
  *   prefer(state, a, b)          a line found in ways a and b: is a the
  *                                one the policy would find (only a cold
  *                                set, whose ways all hold tag 0, and
- *                                Callgrind's prefetch tags make twins)
+ *                                Callgrind's prefetch tags make twins;
+ *                                elsewhere the first found is taken)
  *
  * Internal to simulate/.
  */
@@ -86,13 +87,20 @@ static inline __attribute__((always_inline)) int level_ages_newer(const uint16_t
 }
 
 /* The way of set (words, state) whose tag is key (its flags aside, or
-   with them if exact), the policy's choice among twins. */
+   with them if exact), the policy's choice among twins -- if there may be
+   any (twins), else the first found. */
 static inline __attribute__((always_inline)) uint32_t
 level_find(const uint64_t *words, const uint16_t *state, uint32_t assoc, uint64_t key, int exact,
-	   const struct level_hooks *h)
+	   int twins, const struct level_hooks *h)
 {
 	const uint64_t mask = exact ? ~(uint64_t)0 : ~(uint64_t)LEVEL_DIRTY;
 	uint32_t found = LEVEL_NO_WAY;
+	if (!twins) {
+		for (uint32_t w = 0; w < assoc; w++)
+			if ((words[w] & mask) == key)
+				return w;
+		return LEVEL_NO_WAY;
+	}
 	for (uint32_t w = 0; w < assoc; w++)
 		if ((words[w] & mask) == key && (found == LEVEL_NO_WAY || h->prefer(state, w, found)))
 			found = w;
@@ -152,7 +160,10 @@ level_set_ref(struct level *L, uint64_t set, uint64_t key, int write, const stru
 			level_line_used(L, set, way, 0, u);
 		return LEVEL_HIT;
 	}
-	way = level_find(words, state, assoc, key, 0, h);
+	/* Twins: tag 0, which every way of a cold set holds, or a line a
+	   prefetch installed in Callgrind's form beside its demand twin. */
+	way = level_find(words, state, assoc, key, 0,
+			 key == 0 || L->config.prefetcher != LEVEL_PREFETCH_NONE, h);
 	if (way != LEVEL_NO_WAY) {
 		if (write && write_back)
 			words[way] |= LEVEL_DIRTY;
@@ -243,7 +254,7 @@ level_prefetch(struct level *L, uint64_t addr, const struct level_hooks *h)
 	uint64_t set = line & L->sets_mask;
 	uint64_t *words = level_words(L, set);
 	uint16_t *state = level_state(L, set);
-	uint32_t way = level_find(words, state, assoc, line, 1, h);
+	uint32_t way = level_find(words, state, assoc, line, 1, 1, h);
 	if (way == LEVEL_NO_WAY) {
 		way = h->victim(state, assoc);
 		words[way] = line;

@@ -350,6 +350,32 @@ static void twins(void)
 	CHECK_EQ(dirty, 1);
 	free(c.tags);
 	level_free(&L);
+
+	/* Again with the dirty twin in way 0, filled eighth: the way a search
+	   in way order finds first, where the younger twin is the prefetched
+	   one in a higher way.  Taking the first found would touch the dirty
+	   line, and evict it later than Callgrind does. */
+	L = make(8 * 64, 8, 64, 1, LEVEL_PREFETCH_CALLGRIND, 1);
+	c = (struct ref_cache){ calloc(8, sizeof(uint64_t)), 1, 8, 6, 6, 1, 1, { 0 }, { 0 } };
+	static const struct { uint64_t addr; unsigned flags; } seq2[] = {
+		{ 0x2000, 0 }, { 0x3000, 0 }, { 0x4000, 0 }, { 0x5000, 0 }, { 0x6000, 0 },
+		{ 0x7000, 0 }, { 0x8000, 0 }, { 0x1000, LEVEL_WRITE }, { 0x3fe40, LEVEL_OBSERVED },
+		{ 0x3fe80, LEVEL_OBSERVED }, { 0x3fec0, LEVEL_OBSERVED }, { 0x1000, 0 },
+		{ 0x9000, 0 }, { 0xa000, 0 }, { 0xb000, 0 }, { 0xc000, 0 }, { 0xd000, 0 },
+		{ 0xe000, 0 }, { 0xf000, 0 }, { 0x10000, 0 },
+	};
+	mismatches = dirty = 0;
+	for (size_t k = 0; k < sizeof(seq2) / sizeof(seq2[0]); k++) {
+		if (seq2[k].flags & LEVEL_OBSERVED)
+			ref_observe(&c, seq2[k].addr);
+		int expected = ref_access(&c, seq2[k].addr, 4, 1, seq2[k].flags & LEVEL_WRITE);
+		mismatches += one(&L, seq2[k].addr, 4, seq2[k].flags) != expected;
+		dirty += expected == 2;
+	}
+	CHECK_EQ(mismatches, 0);
+	CHECK_EQ(dirty, 1);
+	free(c.tags);
+	level_free(&L);
 }
 
 /* Lines' use, as Callgrind's --cacheuse=yes keeps it (callgrind/sim.c
