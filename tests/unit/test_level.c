@@ -328,18 +328,20 @@ static void random_against_callgrind_model(void)
    lookup takes the most recently used twin, as Callgrind's search, most
    recently used first, does; which one it takes decides when the dirty
    line is evicted. */
-static void twins(void)
+struct twin_ref {
+	uint64_t addr;
+	unsigned flags;
+};
+
+/* The n references of seq through a one-set, 8-way level of Callgrind's
+   write-back tags and prefetcher, and through the reference model: the same
+   outcomes, with one dirty eviction. */
+static void check_twins(const struct twin_ref *seq, size_t n)
 {
 	struct level L = make(8 * 64, 8, 64, 1, LEVEL_PREFETCH_CALLGRIND, 1);
 	struct ref_cache c = { calloc(8, sizeof(uint64_t)), 1, 8, 6, 6, 1, 1, { 0 }, { 0 } };
-	static const struct { uint64_t addr; unsigned flags; } seq[] = {
-		{ 0x1000, LEVEL_WRITE }, { 0x3fe40, LEVEL_OBSERVED }, { 0x3fe80, LEVEL_OBSERVED },
-		{ 0x3fec0, LEVEL_OBSERVED }, { 0x1000, 0 }, { 0x5000, 0 }, { 0x6000, 0 },
-		{ 0x7000, 0 }, { 0x8000, 0 }, { 0x9000, 0 }, { 0xa000, 0 }, { 0xb000, 0 },
-		{ 0xc000, 0 }, { 0xd000, 0 },
-	};
 	unsigned mismatches = 0, dirty = 0;
-	for (size_t k = 0; k < sizeof(seq) / sizeof(seq[0]); k++) {
+	for (size_t k = 0; k < n; k++) {
 		if (seq[k].flags & LEVEL_OBSERVED)
 			ref_observe(&c, seq[k].addr);
 		int expected = ref_access(&c, seq[k].addr, 4, 1, seq[k].flags & LEVEL_WRITE);
@@ -350,32 +352,30 @@ static void twins(void)
 	CHECK_EQ(dirty, 1);
 	free(c.tags);
 	level_free(&L);
+}
+
+static void twins(void)
+{
+	static const struct twin_ref seq[] = {
+		{ 0x1000, LEVEL_WRITE }, { 0x3fe40, LEVEL_OBSERVED }, { 0x3fe80, LEVEL_OBSERVED },
+		{ 0x3fec0, LEVEL_OBSERVED }, { 0x1000, 0 }, { 0x5000, 0 }, { 0x6000, 0 },
+		{ 0x7000, 0 }, { 0x8000, 0 }, { 0x9000, 0 }, { 0xa000, 0 }, { 0xb000, 0 },
+		{ 0xc000, 0 }, { 0xd000, 0 },
+	};
+	check_twins(seq, sizeof(seq) / sizeof(seq[0]));
 
 	/* Again with the dirty twin in way 0, filled eighth: the way a search
 	   in way order finds first, where the younger twin is the prefetched
 	   one in a higher way.  Taking the first found would touch the dirty
 	   line, and evict it later than Callgrind does. */
-	L = make(8 * 64, 8, 64, 1, LEVEL_PREFETCH_CALLGRIND, 1);
-	c = (struct ref_cache){ calloc(8, sizeof(uint64_t)), 1, 8, 6, 6, 1, 1, { 0 }, { 0 } };
-	static const struct { uint64_t addr; unsigned flags; } seq2[] = {
+	static const struct twin_ref dirty_in_way_0[] = {
 		{ 0x2000, 0 }, { 0x3000, 0 }, { 0x4000, 0 }, { 0x5000, 0 }, { 0x6000, 0 },
 		{ 0x7000, 0 }, { 0x8000, 0 }, { 0x1000, LEVEL_WRITE }, { 0x3fe40, LEVEL_OBSERVED },
 		{ 0x3fe80, LEVEL_OBSERVED }, { 0x3fec0, LEVEL_OBSERVED }, { 0x1000, 0 },
 		{ 0x9000, 0 }, { 0xa000, 0 }, { 0xb000, 0 }, { 0xc000, 0 }, { 0xd000, 0 },
 		{ 0xe000, 0 }, { 0xf000, 0 }, { 0x10000, 0 },
 	};
-	mismatches = dirty = 0;
-	for (size_t k = 0; k < sizeof(seq2) / sizeof(seq2[0]); k++) {
-		if (seq2[k].flags & LEVEL_OBSERVED)
-			ref_observe(&c, seq2[k].addr);
-		int expected = ref_access(&c, seq2[k].addr, 4, 1, seq2[k].flags & LEVEL_WRITE);
-		mismatches += one(&L, seq2[k].addr, 4, seq2[k].flags) != expected;
-		dirty += expected == 2;
-	}
-	CHECK_EQ(mismatches, 0);
-	CHECK_EQ(dirty, 1);
-	free(c.tags);
-	level_free(&L);
+	check_twins(dirty_in_way_0, sizeof(dirty_in_way_0) / sizeof(dirty_in_way_0[0]));
 }
 
 /* Lines' use, as Callgrind's --cacheuse=yes keeps it (callgrind/sim.c
