@@ -62,7 +62,7 @@ const char usage_callgrind[] =
 	"                             summary:) [yes]; no: self costs only, Callgrind's\n"
 	"                             file\n"
 	"  --<L>-replacement=lru|fifo level L's replacement policy, L one of I1, D1,\n"
-	"                             LL [lru]; only LL's may be fifo here\n"
+	"                             LL [lru] (each turns cache simulation on)\n"
 	"  --<L>-prefetch=none|callgrind  level L's prefetcher [none]; callgrind is\n"
 	"                             --simulate-hwpref=yes, LL's alone (each turns\n"
 	"                             cache simulation on)\n"
@@ -500,7 +500,7 @@ int cmd_simulate_callgrind(int argc, char **argv)
 		if (o.model.cache_use && o.cache_use_inclusive)
 			ds.wo.attribution = "Attribution: AcCost1 SpLoss1 AcCost2 SpLoss2 to the instruction "
 					    "that loaded the line and to the calls active then (inclusive)";
-		if (check_cache_model(&o.model, &o.caches, 1) != 0) {
+		if (check_cache_model(&o.model, &o.caches) != 0) {
 			status = 2;
 			goto out;
 		}

@@ -177,11 +177,10 @@ void cache_use_model(struct cgt_cache_model *m, int quiet)
 	}
 }
 
-int check_cache_model(const struct cgt_cache_model *m, const struct cgt_hierarchy *caches,
-		      int call_graph)
+int check_cache_model(const struct cgt_cache_model *m, const struct cgt_hierarchy *caches)
 {
 	char buf[256];
-	const char *why = cgt_cache_model_check(m, caches, call_graph, buf, sizeof(buf));
+	const char *why = cgt_cache_model_check(m, caches, buf, sizeof(buf));
 	if (why == NULL)
 		return 0;
 	fprintf(stderr, "cgtrace: %s\n", why);

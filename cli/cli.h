@@ -35,10 +35,9 @@ int parse_level_model(const char *usage, const char *name, const char *value,
    no write-back or prefetch simulation beside it, each turned off with its
    warning (unless quiet). */
 void cache_use_model(struct cgt_cache_model *m, int quiet);
-/* Whether the simulator models m with caches exactly (for the call graph
-   if call_graph): 0, or -1 with why not printed (cgt_cache_model_check). */
-int check_cache_model(const struct cgt_cache_model *m, const struct cgt_hierarchy *caches,
-		      int call_graph);
+/* Whether the simulator models m with caches exactly: 0, or -1 with why
+   not printed (cgt_cache_model_check). */
+int check_cache_model(const struct cgt_cache_model *m, const struct cgt_hierarchy *caches);
 /* The default --threads: the CPUs this process may run on (its affinity
    mask, as taskset or a container's cpuset sets it), at most 64. */
 uint64_t usable_cpus(void);

@@ -560,7 +560,7 @@ int cmd_simulate(int argc, char **argv)
 	if (so.model.cache_use && so.cache_sim)
 		cache_use_model(&so.model, quiet);
 	for (int k = 0; k < n_configs && so.cache_sim; k++)
-		if (check_cache_model(&so.model, &configs[k].h, 0) != 0) {
+		if (check_cache_model(&so.model, &configs[k].h) != 0) {
 			status = 2;
 			goto out;
 		}

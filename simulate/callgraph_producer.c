@@ -97,6 +97,14 @@ static struct block_program *compile(struct producer *p, const struct cgt_block 
 	const struct cache_model *I1 = &p->cache[CACHE_I1];
 	struct block_program_options o = { p->o->cache_sim, p->o->branch_sim, I1->line_bits,
 					   I1->way_bits, I1->sets_mask, p->min_line, p->count_fetches };
+	if (p->l1_levels) {
+		/* the steps' set_at and line are for Cachegrind's I1 alone (the
+		   test for its most recently used line); a level looks a fetch
+		   up by its address */
+		o.fetch_line_bits = p->L1[CACHE_I1].line_bits;
+		o.fetch_way_bits = 0;
+		o.fetch_sets_mask = 0;
+	}
 	struct block_program *bp = block_program_compile(blk, &o);
 	if (bp == NULL)
 		return NULL;
@@ -104,8 +112,10 @@ static struct block_program *compile(struct producer *p, const struct cgt_block 
 	const int inverted = last_branch_inverted(blk);
 	for (uint32_t k = 0; k < bp->prefixes[0].n_conds; k++)
 		bp->conds[k].inverted = inverted && bp->conds[k].op == last_exit_op;
-	if (bp->max_refs > p->cap_misses &&
-	    cgt_array_grow(&p->misses, &p->cap_misses, 0, bp->max_refs, sizeof(*p->misses)) < 0) {
+	if ((bp->max_refs > p->cap_misses &&
+	     cgt_array_grow(&p->misses, &p->cap_misses, 0, bp->max_refs, sizeof(*p->misses)) < 0) ||
+	    (p->l1_levels && (vec_reserve(&p->l1_lookups, bp->max_refs) < 0 ||
+			      vec_reserve(&p->l1_outcomes, bp->max_refs) < 0))) {
 		free(bp);
 		return NULL;
 	}
@@ -154,22 +164,52 @@ simulate_refs_general(struct models *md, const struct cgt_exec *x, const struct 
 	const int write_back = p->o->model.write_back,
 		  prefetch = p->o->model.prefetch[CGT_LEVEL_LL] != LEVEL_PREFETCH_NONE;
 	struct l1_ref *m = md->misses;
-	uint32_t n = 0;
-	for (uint32_t f = 0; f < plan->n_fetches; f++) {
-		const struct fetch_step *fs = &bp->fetches[f];
-		if (md->I1.tags[fs->set_at] != fs->line && cache_ref_is_miss(&md->I1, fs->addr, fs->len))
-			m[n++] = (struct l1_ref){ fs->addr, fs->op, fs->len, 1, 0, 0 };
-	}
-	const uint32_t n_fetch = n;
-	for (uint32_t j = 0; j < plan->n_data; j++) {
-		if (v[j] == CGT_NO_ACCESS)
-			continue;
-		int write = bp->data_writes[j];
-		int guarded = bp->n_guarded && bp->data_guarded[j];
-		int hit = !cache_ref_is_miss(&md->D1, v[j], bp->data_sizes[j]);
-		if (!hit || guarded || (write && write_back))
-			m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], bp->data_sizes[j], (uint8_t)!hit,
-						  (uint8_t)write, (uint8_t)guarded };
+	uint32_t n = 0, n_fetch;
+	if (p->l1_levels) {
+		/* each L1 takes the execution's references as a bunch */
+		struct level_ref *look = p->l1_lookups.v;
+		uint8_t *hit_or_miss = p->l1_outcomes.v;
+		for (uint32_t f = 0; f < plan->n_fetches; f++) {
+			const struct fetch_step *fs = &bp->fetches[f];
+			look[f] = (struct level_ref){ fs->addr, fs->len, 0, 0, fs->op };
+		}
+		level_take(&p->L1[CACHE_I1], look, plan->n_fetches, hit_or_miss, NULL);
+		for (uint32_t f = 0; f < plan->n_fetches; f++)
+			if (hit_or_miss[f] != LEVEL_HIT)
+				m[n++] = (struct l1_ref){ look[f].addr, look[f].handle, look[f].size, 1, 0, 0 };
+		n_fetch = n;
+		uint32_t n_data = 0;
+		for (uint32_t j = 0; j < plan->n_data; j++)
+			if (v[j] != CGT_NO_ACCESS)
+				look[n_data++] = (struct level_ref){ v[j], bp->data_sizes[j], 0, 0, j };
+		level_take(&p->L1[CACHE_D1], look, n_data, hit_or_miss, NULL);
+		for (uint32_t k = 0; k < n_data; k++) {
+			const uint32_t j = look[k].handle;
+			int write = bp->data_writes[j];
+			int guarded = bp->n_guarded && bp->data_guarded[j];
+			int hit = hit_or_miss[k] == LEVEL_HIT;
+			if (!hit || guarded || (write && write_back))
+				m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], bp->data_sizes[j],
+							  (uint8_t)!hit, (uint8_t)write, (uint8_t)guarded };
+		}
+	} else {
+		for (uint32_t f = 0; f < plan->n_fetches; f++) {
+			const struct fetch_step *fs = &bp->fetches[f];
+			if (md->I1.tags[fs->set_at] != fs->line &&
+			    cache_ref_is_miss(&md->I1, fs->addr, fs->len))
+				m[n++] = (struct l1_ref){ fs->addr, fs->op, fs->len, 1, 0, 0 };
+		}
+		n_fetch = n;
+		for (uint32_t j = 0; j < plan->n_data; j++) {
+			if (v[j] == CGT_NO_ACCESS)
+				continue;
+			int write = bp->data_writes[j];
+			int guarded = bp->n_guarded && bp->data_guarded[j];
+			int hit = !cache_ref_is_miss(&md->D1, v[j], bp->data_sizes[j]);
+			if (!hit || guarded || (write && write_back))
+				m[n++] = (struct l1_ref){ v[j], bp->data_ops[j], bp->data_sizes[j],
+							  (uint8_t)!hit, (uint8_t)write, (uint8_t)guarded };
+		}
 	}
 	/* in program order: the fetch misses and data merged (a charge's
 	   place among the execution's does not matter) */
@@ -485,7 +525,11 @@ static int caches_init(struct producer *p)
 		const struct cgt_cache_config *cc = &p->o->caches.level[level[k]];
 		if ((uint32_t)cc->line < p->min_line)
 			p->min_line = (uint32_t)cc->line;
-		if (k < 2) {
+		if (k < 2 && p->l1_levels) {
+			struct level_config c = level_config_of(cc, &p->o->model, level[k]);
+			if (level_init(&p->L1[k], &c) < 0)
+				return -1;
+		} else if (k < 2) {
 			if (cache_model_init(&p->cache[k], (uint32_t)cc->size, (uint32_t)cc->assoc,
 					     (uint32_t)cc->line) < 0)
 				return -1;
@@ -501,8 +545,10 @@ static int caches_init(struct producer *p)
 
 static void caches_free(struct producer *p)
 {
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < 2; k++) {
 		cache_model_free(&p->cache[k]);
+		level_free(&p->L1[k]);
+	}
 	ll_model_free(&p->LL);
 }
 
@@ -747,6 +793,9 @@ int callgraph_producer_open(struct producer *p, const struct cgt_callgraph_optio
 	p->cache_use = o->cache_sim && o->model.cache_use;
 	p->count_fetches = !may.elide_mru_fetches;
 	p->general = o->cache_sim && !may.plain_ll && !p->cache_use;
+	p->l1_levels = p->general && !may.plain_l1s;
+	p->l1_lookups.size = sizeof(struct level_ref);
+	p->l1_outcomes.size = 1;
 	if (o->cache_sim) {
 		if (caches_init(p) < 0 || (p->general && general_ll_init(p) < 0) ||
 		    (p->cache_use && use_caches_init(&p->use_caches, &o->caches, &o->model) < 0))
@@ -772,6 +821,8 @@ void callgraph_producer_close(struct producer *p)
 		free(AT(p->blocks, struct producer_block, i).program);
 	free(p->blocks.v);
 	free(p->misses);
+	free(p->l1_lookups.v);
+	free(p->l1_outcomes.v);
 	free(p->ll_outcomes);
 }
 

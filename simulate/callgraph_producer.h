@@ -193,6 +193,14 @@ struct producer {
 	uint32_t map_epoch;	/* the last handed over */
 	uint32_t mappings_epoch;	/* that of the module map last handed over */
 	struct cache_model cache[2];	/* I1, D1 */
+	/* Instead of them, where a model of the run is not Cachegrind's LRU
+	   (specialise.h, plain_l1s): I1 and D1 as levels of the general model
+	   (write-through, as Callgrind's), and an execution's lookups of each
+	   and their outcomes. */
+	int l1_levels;
+	struct level L1[2];
+	struct vec l1_lookups;	/* struct level_ref */
+	struct vec l1_outcomes;	/* uint8_t */
 	struct ll_model LL;
 	/* Instead of LL, with Callgrind's write-back or prefetch simulation
 	   (general): the general model's level, which the replay runs on each

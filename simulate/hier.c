@@ -643,7 +643,6 @@ static int general_build(struct part *p)
 		for (int side = 0; side < 2; side++) {
 			struct level_config lc = level_config_of(&c->level[CGT_LEVEL_I1 + side], &h->model,
 								 CGT_LEVEL_I1 + side);
-			lc.write_back = lc.callgrind_tags = 0;	/* write-through */
 			if (level_init(&g->l1[side], &lc) < 0)
 				return -1;
 		}

@@ -91,7 +91,7 @@ int cgt_cache_model_prefetches(const struct cgt_cache_model *m)
 }
 
 const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct cgt_hierarchy *h,
-				  int call_graph, char *buf, size_t n)
+				  char *buf, size_t n)
 {
 	/* Callgrind's prefetcher, the one there is so far, is LL's */
 	static const char *const not_ll[CGT_N_LEVELS] = {
@@ -99,22 +99,17 @@ const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct 
 		[CGT_LEVEL_D1] = "--D1-prefetch=callgrind: Callgrind's stream prefetcher is LL's alone",
 		[CGT_LEVEL_L2] = "--L2-prefetch=callgrind: Callgrind's stream prefetcher is LL's alone",
 	};
-	/* A policy other than LRU goes where a cache is a level of the
-	   general model (level.h): every one of hier.c's general parts, the
-	   call graph's LL; the others are Cachegrind's caches. */
-	static const char *const lru_only[CGT_N_LEVELS] = {
-		[CGT_LEVEL_I1] = "--I1-replacement: the call graph's I1 is LRU so far",
-		[CGT_LEVEL_D1] = "--D1-replacement: the call graph's D1 is LRU so far",
-		[CGT_LEVEL_L2] = "--L2-replacement: L2 is LRU so far",
-	};
 	int policy = 0;
 	for (int k = 0; k < CGT_N_LEVELS; k++) {
 		if (k != CGT_LEVEL_LL && m->prefetch[k] != LEVEL_PREFETCH_NONE)
 			return not_ll[k];
-		if (m->replacement[k] != LEVEL_LRU && (k == CGT_LEVEL_L2 || (k != CGT_LEVEL_LL && call_graph)))
-			return lru_only[k];
 		policy |= m->replacement[k] != LEVEL_LRU;
 	}
+	/* A policy other than LRU goes where a cache is a level of the
+	   general model (level.h): I1, D1 and LL, in hier.c's general parts
+	   and the call graph; L2 is Cachegrind's cache alone. */
+	if (m->replacement[CGT_LEVEL_L2] != LEVEL_LRU)
+		return "--L2-replacement: L2 is LRU so far";
 	static const int callgrinds[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
 	if (m->cache_use) {
 		/* Callgrind's I1, D1 and LL, as the use caches keep them
@@ -148,9 +143,7 @@ const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct 
 			 m->write_back || prefetch ? "Callgrind's " : "");
 		return buf;
 	}
-	/* the levels of the general model: every one of hier.c's, the call
-	   graph's LL */
-	for (int k = call_graph ? 2 : 0; k < 3; k++) {
+	for (int k = 0; k < 3; k++) {
 		struct level_config c = level_config_of(&h->level[callgrinds[k]], m, callgrinds[k]);
 		if (level_check(&c) != NULL) {
 			snprintf(buf, n, "%s: %s has more ways than it can simulate", what,

@@ -39,8 +39,10 @@ struct level_config level_config_of(const struct cgt_cache_config *cc,
 				      .line = (uint32_t)cc->line,
 				      .replacement = m->replacement[level],
 				      .prefetcher = m->prefetch[level],
-				      .write_back = (uint8_t)m->write_back,
-				      .callgrind_tags = (uint8_t)m->write_back };
+				      /* the L1s write-through, as Callgrind's: its
+					 write-back is LL's */
+				      .write_back = (uint8_t)(m->write_back && level == CGT_LEVEL_LL),
+				      .callgrind_tags = (uint8_t)(m->write_back && level == CGT_LEVEL_LL) };
 }
 
 const char *level_check(const struct level_config *c)

@@ -266,7 +266,8 @@ struct cgt_cache_model;
 
 /* The level model m gives cache level (enum cgt_level) of geometry cc:
    its replacement policy, prefetcher and write policy (with write-back,
-   Callgrind's tags, to count dirty misses as it does); no use kept, no
+   LL's, with Callgrind's tags, to count dirty misses as it does; the L1s
+   are write-through, as Callgrind's); no use kept, no
    reports.  The one place a run's options become a level. */
 struct level_config level_config_of(const struct cgt_cache_config *cc,
 				    const struct cgt_cache_model *m, int level);

@@ -201,14 +201,13 @@ const char *cgt_model_choices(enum cgt_model_part part, char *buf, size_t n);
 /* Whether m has a prefetcher at any level. */
 int cgt_cache_model_prefetches(const struct cgt_cache_model *m);
 
-/* NULL if the simulator does model m with hierarchy h exactly (for the
-   call graph's replay if call_graph), else why not, naming the option:
-   write-back, prefetching, cache use and replacement policies other than
-   LRU for I1, D1 and LL only (not with --L2), the prefetcher LL's, the
-   call graph's L1s LRU, cache use's ways within Callgrind's limit.  The
-   message may be written in buf (n bytes). */
+/* NULL if the simulator (either tool) does model m with hierarchy h
+   exactly, else why not, naming the option: write-back, prefetching,
+   cache use and replacement policies other than LRU for I1, D1 and LL
+   only (not with --L2), the prefetcher LL's, cache use's ways within
+   Callgrind's limit.  The message may be written in buf (n bytes). */
 const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct cgt_hierarchy *h,
-				  int call_graph, char *buf, size_t n);
+				  char *buf, size_t n);
 
 /* ---- Simulator (sim.c, hier.c) ----------------------------------------- */
 

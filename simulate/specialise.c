@@ -20,6 +20,8 @@ void specialisations_choose(const struct cgt_cache_model *m, struct specialisati
 	const unsigned p = model_properties(m),
 		       all = MODEL_LRU | MODEL_NO_WRITE_BACK | MODEL_NO_PREFETCH | MODEL_NO_USE;
 	s->plain_ll = p == all;
+	s->plain_l1s = m->replacement[CGT_LEVEL_I1] == LEVEL_LRU &&
+		       m->replacement[CGT_LEVEL_D1] == LEVEL_LRU && (p & MODEL_NO_USE);
 	s->segment_engine = p == all;
 	s->shared_stacks = p == all;
 	s->forest = p == all;

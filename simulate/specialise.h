@@ -24,6 +24,11 @@ struct specialisations {
 	/* LL as Cachegrind's plain LRU array (ll_model.h); else the general
 	   model's level (callgraph_producer.c, hier.c's general parts). */
 	int plain_ll;
+	/* The call graph's I1 and D1 as Cachegrind's LRU arrays
+	   (cache_model.h); else levels of the general model.  They rely on
+	   the L1s' own models alone: LRU, no use counted (an L1 is
+	   write-through and has no prefetcher in every model there is). */
+	int plain_l1s;
 	/* sim.c's engine for Cachegrind's shape: segments simulated from
 	   unknown states and settled, LL at the join -- its LL is plain. */
 	int segment_engine;

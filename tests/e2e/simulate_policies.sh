@@ -2,13 +2,13 @@
 # of real programs' traces against the independent reference model
 # (tests/tools/refsim.py, a list per set), in small caches where the order
 # of replacement matters; a sweep's files their single runs'; the same
-# files on any number of threads; the call graph's LL; what is refused.
+# files on any number of threads; the call graph's; what is refused.
 source "$(dirname "$0")/../lib.sh"
 
 programs=(loops recursion strings ptrchase)
 policies=("--LL-replacement=fifo" "--D1-replacement=fifo --LL-replacement=fifo"
 	"--I1-replacement=fifo --D1-replacement=fifo --LL-replacement=fifo")
-plan $((${#programs[@]} * ${#policies[@]} + 4 + 1 + 2 + 3 + 6))
+plan $((${#programs[@]} * ${#policies[@]} + 4 + 1 + 2 + 8 + 6))
 
 small="--I1=4096,2,64 --D1=4096,4,64 --LL=65536,4,64"
 refsim() { python3 "$ROOT/tests/tools/refsim.py" "$@" | sed 'N; s/\n/ = /'; }
@@ -57,23 +57,57 @@ check_same_file "FIFO with write-back and prefetch: the sweep's LL=128k file is 
 check "FIFO with cache use: a file, other than LRU's" \
 	sh -c '! cmp -s usefifo.out uselru.out && grep -q "^events:.*AcCost1" usefifo.out'
 
-# The call graph: LL may be FIFO (a level there), its L1s not yet.
-"$CGTRACE" simulate -q --tool=callgrind $small --LL-replacement=fifo \
-	--callgrind-out-file=fifo.cg loops.zst
-check_eq "--tool=callgrind --LL-replacement=fifo: exit 0" 0 "$?"
+# The call graph: any of I1, D1 and LL FIFO (levels there), against the
+# reference model.  Callgrind counts a read-modify-write as a write where
+# Cachegrind counts a read, so the data misses are compared as sums.
+merged() {	# events (a summary's, or refsim's output) -> Ir I1mr ILmr D1 DL
+	awk '/^(events:|Ir )/ { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		{ sub(/^summary: /, ""); split($0, v, " ")
+		  print v[c["Ir"]], v[c["I1mr"]], v[c["ILmr"]], v[c["D1mr"]] + v[c["D1mw"]],
+			v[c["DLmr"]] + v[c["DLmw"]] }'
+}
+for pol in "--LL-replacement=fifo" "--I1-replacement=fifo" "--D1-replacement=fifo --LL-replacement=fifo"; do
+	"$CGTRACE" simulate -q --tool=callgrind $small $pol --callgrind-out-file=fifo.cg loops.zst
+	check_eq "--tool=callgrind $pol: Ir, I1, LL and the data's misses the reference's" \
+		"$(python3 "$ROOT/tests/tools/refsim.py" $small $pol < loops.dump | merged)" \
+		"$(sed -n 's/^events: //p; /^summary:/p' fifo.cg | merged)"
+done
 "$CGTRACE" simulate -q --tool=callgrind $small --callgrind-out-file=lru.cg loops.zst
-fifo_ll=$(sed -n 's/^summary: //p' fifo.cg) lru_ll=$(sed -n 's/^summary: //p' lru.cg)
-check "--tool=callgrind --LL-replacement=fifo: other LL misses than LRU's" \
-	test -n "$fifo_ll" -a "$fifo_ll" != "$lru_ll"
-# (the reference's LL: the cachegrind.out's, with the same caches)
-check_eq "--tool=callgrind --LL-replacement=fifo: the reference's ILmr" \
-	"$(python3 "$ROOT/tests/tools/refsim.py" $small --LL-replacement=fifo < loops.dump |
-		awk 'NR == 2 { print $3 }')" \
-	"$(awk '/^events:/ { for (i = 2; i <= NF; i++) if ($i == "ILmr") c = i }
-		/^summary:/ { print $c }' fifo.cg)"
+check "--tool=callgrind --D1-replacement=fifo: other misses than LRU's" \
+	test -n "$(sed -n 's/^summary: //p' fifo.cg)" -a \
+	"$(sed -n 's/^summary: //p' fifo.cg)" != "$(sed -n 's/^summary: //p' lru.cg)"
+# FIFO L1s with Callgrind's write-back and prefetcher: the call graph's
+# totals are the cachegrind.out's (hier.c's levels, the same models); any
+# number of threads, the same file.
+both="--I1-replacement=fifo --D1-replacement=fifo --simulate-wb=yes --simulate-hwpref=yes"
+"$CGTRACE" simulate -q $small $both -o wbfifo.out strings.zst
+for t in 1 2 8; do
+	"$CGTRACE" simulate -q --tool=callgrind --threads=$t $small $both \
+		--callgrind-out-file=wbfifo.cg.$t strings.zst
+done
+dirty() { awk '/^events:/ { for (i = 2; i <= NF; i++) c[$i] = i }
+	/^summary:/ { print $c["ILdmr"], $c["DLdmr"] + $c["DLdmw"] }' "$1"; }
+check_eq "--tool=callgrind, FIFO L1s, write-back and prefetch: the cachegrind.out's totals" \
+	"$(sed -n 's/^events: //p; /^summary:/p' wbfifo.out | merged) $(dirty wbfifo.out)" \
+	"$(sed -n 's/^events: //p; /^summary:/p' wbfifo.cg.1 | merged) $(dirty wbfifo.cg.1)"
+check_same_file "--tool=callgrind, FIFO L1s, write-back and prefetch: --threads=1 and 2, the same file" \
+	wbfifo.cg.1 wbfifo.cg.2
+check_same_file "--tool=callgrind, FIFO L1s, write-back and prefetch: --threads=1 and 8, the same file" \
+	wbfifo.cg.1 wbfifo.cg.8
+# and with cache use: the call graph's summary the cachegrind.out's (its
+# use caches, the same levels)
+fifos="--I1-replacement=fifo --D1-replacement=fifo"
+"$CGTRACE" simulate -q $small --cacheuse=yes $fifos -o usefifos.out strings.zst
+"$CGTRACE" simulate -q --tool=callgrind $small --cacheuse=yes $fifos --callgrind-out-file=usefifos.cg \
+	strings.zst
+use() { awk '/^events:/ { for (i = 2; i <= NF; i++) c[$i] = i }
+	/^summary:/ { print $c["AcCost1"], $c["SpLoss1"], $c["AcCost2"], $c["SpLoss2"] }' "$1"; }
+check_eq "--tool=callgrind --cacheuse=yes, FIFO L1s: the cachegrind.out's totals" \
+	"$(sed -n 's/^events: //p; /^summary:/p' usefifos.out | merged) $(use usefifos.out)" \
+	"$(sed -n 's/^events: //p; /^summary:/p' usefifos.cg | merged) $(use usefifos.cg)"
 
-# Refused before any replay, exit 2: an unknown policy, an L1 policy in
-# the call graph, a policy with --L2.
+# Refused before any replay, exit 2: an unknown policy, L2's policy, a
+# policy with --L2.
 refused() {
 	local what=$1 expect=$2
 	shift 2
@@ -84,7 +118,7 @@ refused() {
 }
 refused "--LL-replacement=plru" "bad --LL-replacement 'plru' (expected lru or fifo)" \
 	--LL-replacement=plru -o bad.out
-refused "--tool=callgrind --D1-replacement=fifo" "--D1-replacement: the call graph's D1 is LRU so far" \
-	--tool=callgrind --D1-replacement=fifo --callgrind-out-file=bad.out
+refused "--L2-replacement=fifo" "--L2-replacement: L2 is LRU so far" \
+	--L2-replacement=fifo --L2=262144,8,64 -o bad.out
 refused "--LL-replacement=fifo --L2" "a replacement policy other than lru models I1, D1 and LL: not with --L2" \
 	--LL-replacement=fifo --L2=262144,8,64 -o bad.out

@@ -27,8 +27,8 @@ static struct specialisations choose(int write_back, int prefetch)
 static void cachegrind_model_takes_all(void)
 {
 	struct specialisations s = choose(0, 0);
-	CHECK(s.plain_ll && s.segment_engine && s.shared_stacks && s.forest && s.elide_mru_writes &&
-	      s.elide_mru_fetches);
+	CHECK(s.plain_ll && s.plain_l1s && s.segment_engine && s.shared_stacks && s.forest &&
+	      s.elide_mru_writes && s.elide_mru_fetches);
 }
 
 /* Write-back: dirty state per cache, so no plain LL, no settled segments
@@ -39,6 +39,8 @@ static void write_back_declines(void)
 	struct specialisations s = choose(1, 0);
 	CHECK(!s.plain_ll && !s.segment_engine && !s.shared_stacks && !s.forest);
 	CHECK(!s.elide_mru_writes);
+	/* Callgrind's L1s are write-through: still LRU arrays */
+	CHECK(s.plain_l1s);
 }
 
 /* A prefetcher: LL is no plain LRU array of what missed above it; a
@@ -66,6 +68,8 @@ static void fifo_declines(void)
 		specialisations_choose(&m, &s);
 		CHECK(!s.plain_ll && !s.segment_engine && !s.shared_stacks && !s.forest);
 		CHECK(s.elide_mru_reads && s.elide_mru_writes && s.elide_mru_fetches);
+		/* the L1s' arrays rely on the L1s' policies alone */
+		CHECK_EQ(s.plain_l1s, level != CGT_LEVEL_I1 && level != CGT_LEVEL_D1);
 	}
 }
 
@@ -78,7 +82,7 @@ static void cache_use_declines(void)
 	m.cache_use = 1;
 	struct specialisations s;
 	specialisations_choose(&m, &s);
-	CHECK(!s.plain_ll && !s.segment_engine && !s.shared_stacks && !s.forest);
+	CHECK(!s.plain_ll && !s.plain_l1s && !s.segment_engine && !s.shared_stacks && !s.forest);
 	/* every reference is a use of its line: none may be left out */
 	CHECK(!s.elide_mru_fetches && !s.elide_mru_reads && !s.elide_mru_writes);
 }
