@@ -53,13 +53,13 @@ struct block_program *block_program_compile(const struct cgt_block *blk,
 			if (!o->cache_sim)
 				break;
 			/* (a run's len and more stay within their types) */
-			if (o->count_fetches && first == last && first == run_line &&
+			if (o->fetches == FETCH_RUNS && first == last && first == run_line &&
 			    in->addr + in->len - bp->fetches[fetches - 1].addr <= UINT8_MAX &&
 			    bp->fetches[fetches - 1].more < UINT16_MAX) {
 				struct fetch_step *run = &bp->fetches[fetches - 1];
 				run->len = (uint8_t)(in->addr + in->len - run->addr);
 				run->more++;
-			} else if (o->count_fetches || !same) {
+			} else if (o->fetches != FETCH_NEW_LINES || !same) {
 				bp->fetches[fetches++] = (struct fetch_step){
 					in->addr, first == last ? first : FETCH_STRADDLES,
 					(uint32_t)((first & o->fetch_sets_mask) << o->fetch_way_bits),

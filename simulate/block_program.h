@@ -10,10 +10,15 @@
  * fetches touch I1).  Where each use of a line counts, it is not left
  * out but merged into that step (its more), which then stands for a run
  * of fetches from one line; a run ends at an exit, so that each prefix
- * has its own.  Exits are left out, and branches when branch
+ * has its own -- or, for an engine that takes no runs, a step of its own
+ * (enum fetch_steps).  Exits are left out, and branches when branch
  * simulation is off, and fetches and data references when cache
  * simulation is off (but guarded references stay: Dr and Dw count those
  * whose guard held).
+ *
+ * The one compiler of blocks: sim.c and the call graph's producer run
+ * its programs, hier.c merges a program's fetches and data back into
+ * program order (its ref programs).
  *
  * Internal to simulate/.
  */
@@ -84,19 +89,26 @@ struct block_program {
 	struct prefix_plan prefixes[];	/* [n_exits + 1]: [0] ran to the end */
 };
 
+/* Which instruction fetches become steps. */
+enum fetch_steps {
+	FETCH_NEW_LINES,	/* those not within the line the one before ended in */
+	FETCH_RUNS,		/* every one, a run from one line merged into a step
+				   (a level counts each use of a line) */
+	FETCH_EACH,		/* every one, a step each */
+};
+
 struct block_program_options {
 	int cache_sim, branch_sim;
 	uint32_t fetch_line_bits;	/* I1's geometry */
 	uint32_t fetch_way_bits;
 	uint64_t fetch_sets_mask;
 	uint32_t min_line;		/* accesses are clamped to it */
-	int count_fetches;		/* fetches merged into runs, not left out (a level
-					   counts each use of a line) */
+	uint8_t fetches;		/* enum fetch_steps */
 };
 
 /* The size a data reference is simulated with: Cachegrind clamps large
    accesses (fxsave, xsave) to its smallest line size and passes sizes as
-   8-bit values.  (The hierarchy engine uses it too.) */
+   8-bit values. */
 static inline uint8_t cachegrind_access_size(uint32_t size, uint32_t min_line)
 {
 	return (uint8_t)(size > min_line ? min_line : size);

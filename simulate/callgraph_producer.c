@@ -96,7 +96,7 @@ static struct block_program *compile(struct producer *p, const struct cgt_block 
 		return NULL;	/* no room for its ops in a charge */
 	const struct cache_model *I1 = &p->cache[CACHE_I1];
 	struct block_program_options o = { p->o->cache_sim, p->o->branch_sim, I1->line_bits,
-					   I1->way_bits, I1->sets_mask, p->min_line, p->count_fetches };
+					   I1->way_bits, I1->sets_mask, p->min_line, p->fetch_steps };
 	if (p->l1_levels) {
 		/* the steps' set_at and line are for Cachegrind's I1 alone (the
 		   test for its most recently used line); a level looks a fetch
@@ -791,7 +791,7 @@ int callgraph_producer_open(struct producer *p, const struct cgt_callgraph_optio
 	struct specialisations may;
 	specialisations_choose(&o->model, &may);
 	p->cache_use = o->cache_sim && o->model.cache_use;
-	p->count_fetches = !may.elide_mru_fetches;
+	p->fetch_steps = may.elide_mru_fetches ? FETCH_NEW_LINES : FETCH_RUNS;
 	p->general = o->cache_sim && !may.plain_ll && !p->cache_use;
 	p->l1_levels = p->general && !may.plain_l1s;
 	p->l1_lookups.size = sizeof(struct level_ref);

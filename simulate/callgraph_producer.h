@@ -217,7 +217,7 @@ struct producer {
 	   chunk); the op base of the next execution in the chunk filled; I1
 	   and LL to start cold again after the chunk (which then ends). */
 	int cache_use;
-	int count_fetches;	/* block programs' fetches merged into runs, not elided */
+	uint8_t fetch_steps;	/* block programs' (enum fetch_steps) */
 	struct use_caches use_caches;
 	uint32_t use_base;
 	int use_clear;

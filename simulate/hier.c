@@ -1325,66 +1325,53 @@ static int part_take(struct part *p, const struct bunch *b)
 
 /* ---- Gathering -------------------------------------------------------- */
 
+/* A block's references in program order: its block program's fetches
+   and data (block_program.c decides which a block makes) merged by op. */
 static struct ref_program *compile(struct hier *h, const struct cgt_block *blk)
 {
-	struct ref_program *rp = calloc(1, sizeof(*rp) + blk->n_ops * sizeof(struct ref_step) +
-						   (blk->n_exits + 1) * sizeof(uint32_t));
-	if (rp == NULL)
+	/* every I1's fetches: a step where the smallest I1 line starts a new
+	   line (its sets are no one I1's: set_at is left 0) -- or each fetch,
+	   where each is a use */
+	const struct block_program_options o = {
+		.cache_sim = 1, .fetch_line_bits = h->fetch_line_bits, .min_line = h->min_line,
+		.fetches = h->may.elide_mru_fetches ? FETCH_NEW_LINES : FETCH_EACH
+	};
+	struct block_program *bp = block_program_compile(blk, &o);
+	if (bp == NULL)
 		return NULL;
-	rp->in_prefix = (uint32_t *)(rp->steps + blk->n_ops);
+	struct ref_program *rp = calloc(1, sizeof(*rp) + bp->max_refs * sizeof(struct ref_step) +
+						   (blk->n_exits + 1) * sizeof(uint32_t));
 	/* Slots are numbered in 32 bits. */
-	if (h->n_slots + (uint64_t)blk->n_ops > h->cap_slots &&
-	    (h->n_slots + (uint64_t)blk->n_ops > UINT32_MAX ||
-	     cgt_array_grow(&h->slots, &h->cap_slots, h->n_slots, blk->n_ops, sizeof(*h->slots)) < 0)) {
+	if (rp == NULL ||
+	    (h->n_slots + (uint64_t)blk->n_ops > h->cap_slots &&
+	     (h->n_slots + (uint64_t)blk->n_ops > UINT32_MAX ||
+	      cgt_array_grow(&h->slots, &h->cap_slots, h->n_slots, blk->n_ops, sizeof(*h->slots)) < 0))) {
+		free(bp);
 		free(rp);
 		return NULL;
 	}
+	rp->in_prefix = (uint32_t *)(rp->steps + bp->max_refs);
 	rp->first_slot = h->n_slots;
 	for (uint32_t k = 0; k < blk->n_ops; k++)
 		h->slots[h->n_slots++] = (struct slot_owner){ blk->id, k };
-	uint32_t n = 0, values = 0, exits = 0;
-	uint64_t prev_last_line = UINT64_MAX;
-	for (uint32_t k = 0, end = cgt_block_counted_ops(blk, 1, 1); k < end; k++) {
-		const struct cgt_op *op = &blk->ops[k];
-		const struct cgt_insn *in = &blk->insns[op->insn];
-		switch (op->kind) {
-		case CGT_OP_INSN: {
-			/* Within the line the previous instruction ended in: a hit
-			   on its set's most recently used line in every I1 (the
-			   smallest line's is within every larger one). */
-			uint64_t first = in->addr >> h->fetch_line_bits;
-			uint64_t last = (in->addr + in->len - 1) >> h->fetch_line_bits;
-			int same = first == last && first == prev_last_line;
-			prev_last_line = last;
-			if (!same || !h->may.elide_mru_fetches)
-				rp->steps[n++] = (struct ref_step){ in->addr, k, 0, (uint8_t)in->len, 1, 0 };
-			/* A fetch's bytes, once for every execution (gather). */
-			h->addr_bits |= in->addr | (in->addr + in->len - 1);
-			break;
-		}
-		case CGT_OP_READ:
-		case CGT_OP_WRITE:
-		case CGT_OP_MODIFY:
-		case CGT_OP_READ_GUARDED:
-		case CGT_OP_WRITE_GUARDED: {
-			rp->steps[n++] = (struct ref_step){ CGT_NO_ACCESS, k, values++,
-							    cachegrind_access_size(op->size, h->min_line), 0,
-							    (uint8_t)(op->kind == CGT_OP_WRITE ||
-								      op->kind == CGT_OP_MODIFY ||
-								      op->kind == CGT_OP_WRITE_GUARDED) };
-			break;
-		}
-		case CGT_OP_COND:
-		case CGT_OP_COND_INV:
-		case CGT_OP_EXIT:
-			rp->in_prefix[++exits] = n;
-			break;
-		case CGT_OP_INDIRECT:
-			values++;
-			break;
+	const struct prefix_plan *whole = &bp->prefixes[0];
+	for (uint32_t n = 0, f = 0, j = 0; f < whole->n_fetches || j < whole->n_data; n++) {
+		if (j == whole->n_data || (f < whole->n_fetches && bp->fetches[f].op < bp->data_ops[j])) {
+			const struct fetch_step *fs = &bp->fetches[f++];
+			rp->steps[n] = (struct ref_step){ fs->addr, fs->op, 0, fs->len, 1, 0 };
+			/* a fetch's bytes, once for every execution (gather); those
+			   of one left out are in the line of the step before */
+			h->addr_bits |= fs->addr | (fs->addr + fs->len - 1);
+		} else {
+			rp->steps[n] = (struct ref_step){ CGT_NO_ACCESS, bp->data_ops[j], j,
+							  bp->data_sizes[j], 0, bp->data_writes[j] };
+			j++;
 		}
 	}
-	rp->in_prefix[0] = n;
+	/* a prefix's fetches and data are the first of the block's */
+	for (uint32_t k = 0; k <= blk->n_exits; k++)
+		rp->in_prefix[k] = bp->prefixes[k].n_fetches + bp->prefixes[k].n_data;
+	free(bp);
 	return rp;
 }
 

@@ -248,7 +248,7 @@ int cgt_sim_open(struct cgt_sim **out, const struct cgt_sim_options *o, uint32_t
 	/* Guarded data references are counted (Dr, Dw) even without caches. */
 	s->compile = (struct block_program_options){ s->o.cache_sim, s->o.branch_sim, s->I1.line_bits,
 						     s->I1.way_bits, s->I1.sets_mask, min_line,
-						     !may.elide_mru_fetches };
+						     may.elide_mru_fetches ? FETCH_NEW_LINES : FETCH_RUNS };
 	*out = s;
 	return 0;
 }

@@ -3,7 +3,8 @@
  * use counting, an instruction fetched from the line the one before it
  * ended in is left out; with it, it is merged into that step (a run: len
  * to its end, more one higher), a run ending at an exit so that each
- * prefix holds its own, and never growing a straddling step.
+ * prefix holds its own, and never growing a straddling step; for an
+ * engine that takes no runs, a step each.
  */
 #include <stdlib.h>
 
@@ -24,13 +25,13 @@ static struct cgt_op ops[] = {
 };
 static uint32_t exit_ops[] = { 3 };
 
-static struct block_program *compile(int count_fetches)
+static struct block_program *compile(enum fetch_steps fetches)
 {
 	struct cgt_block blk = { .n_insns = 7, .n_ops = 8, .n_exits = 1, .insns = insns, .ops = ops,
 				 .exit_ops = exit_ops };
 	struct block_program_options o = { .cache_sim = 1, .fetch_line_bits = 6,
 					   .fetch_sets_mask = 63, .min_line = 64,
-					   .count_fetches = count_fetches };
+					   .fetches = (uint8_t)fetches };
 	struct block_program *bp = block_program_compile(&blk, &o);
 	CHECK(bp != NULL);
 	return bp;
@@ -38,7 +39,7 @@ static struct block_program *compile(int count_fetches)
 
 static void elided(void)
 {
-	struct block_program *bp = compile(0);
+	struct block_program *bp = compile(FETCH_NEW_LINES);
 	/* 0x1000; 0x103e (straddles); 0x1080.  0x1004-0x100e and 0x1042 hit. */
 	CHECK_EQ(bp->prefixes[0].n_fetches, 3);
 	CHECK_EQ(bp->prefixes[1].n_fetches, 1);	/* left by the branch */
@@ -53,7 +54,7 @@ static void elided(void)
 
 static void runs(void)
 {
-	struct block_program *bp = compile(1);
+	struct block_program *bp = compile(FETCH_RUNS);
 	/* 0x1000-0x100d (3 fetches, up to the exit); 0x100e; 0x103e; 0x1042
 	   (after a straddle, a step of its own); 0x1080 */
 	CHECK_EQ(bp->prefixes[1].n_fetches, 1);
@@ -72,10 +73,25 @@ static void runs(void)
 	free(bp);
 }
 
+static void each(void)
+{
+	struct block_program *bp = compile(FETCH_EACH);
+	CHECK_EQ(bp->prefixes[1].n_fetches, 3);
+	CHECK_EQ(bp->prefixes[0].n_fetches, 7);
+	for (uint32_t k = 0; k < 7; k++) {
+		CHECK_EQ(bp->fetches[k].addr, insns[k].addr);
+		CHECK_EQ(bp->fetches[k].len, insns[k].len);
+		CHECK_EQ(bp->fetches[k].more, 0);
+	}
+	CHECK_EQ(bp->fetches[3].op, 4);	/* after the branch */
+	free(bp);
+}
+
 int main(void)
 {
-	PLAN(2);
+	PLAN(3);
 	RUN(elided);
 	RUN(runs);
+	RUN(each);
 	return CHECK_DONE();
 }
