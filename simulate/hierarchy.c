@@ -111,6 +111,18 @@ const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct 
 	if (m->replacement[CGT_LEVEL_L2] != LEVEL_LRU)
 		return "--L2-replacement: L2 is LRU so far";
 	static const int callgrinds[3] = { CGT_LEVEL_I1, CGT_LEVEL_D1, CGT_LEVEL_LL };
+	/* a policy's own limits (a tree's ways), with or without cache use */
+	for (int k = 0; k < 3; k++) {
+		const int level = callgrinds[k];
+		struct level_config c = level_config_of(&h->level[level], m, level);
+		const char *why = level_check(&c);
+		if (why != NULL && m->replacement[level] != LEVEL_LRU) {
+			snprintf(buf, n, "--%s-replacement=%s: %s (%d ways): %s", cgt_level_names[level],
+				 level_replacement_names[m->replacement[level]], cgt_level_names[level],
+				 h->level[level].assoc, why);
+			return buf;
+		}
+	}
 	if (m->cache_use) {
 		/* Callgrind's I1, D1 and LL, as the use caches keep them
 		   (cache_use.c; the caller turned write-back and prefetching
@@ -145,9 +157,10 @@ const char *cgt_cache_model_check(const struct cgt_cache_model *m, const struct 
 	}
 	for (int k = 0; k < 3; k++) {
 		struct level_config c = level_config_of(&h->level[callgrinds[k]], m, callgrinds[k]);
-		if (level_check(&c) != NULL) {
-			snprintf(buf, n, "%s: %s has more ways than it can simulate", what,
-				 cgt_level_names[callgrinds[k]]);
+		const char *why = level_check(&c);
+		if (why != NULL) {
+			snprintf(buf, n, "%s: %s (%d ways): %s", what, cgt_level_names[callgrinds[k]],
+				 h->level[callgrinds[k]].assoc, why);
 			return buf;
 		}
 	}

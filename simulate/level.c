@@ -10,16 +10,18 @@
 #include "level_loop.h"
 #include "sim.h"
 
-extern const struct level_policy level_policy_lru, level_policy_fifo;
+extern const struct level_policy level_policy_lru, level_policy_fifo, level_policy_plru;
 
 static const struct level_policy *const policies[LEVEL_N_REPLACEMENTS] = {
 	[LEVEL_LRU] = &level_policy_lru,
 	[LEVEL_FIFO] = &level_policy_fifo,
+	[LEVEL_PLRU] = &level_policy_plru,
 };
 
 const char *const level_replacement_names[LEVEL_N_REPLACEMENTS] = {
 	[LEVEL_LRU] = "lru",
 	[LEVEL_FIFO] = "fifo",
+	[LEVEL_PLRU] = "plru",
 };
 const char *const level_prefetcher_names[LEVEL_N_PREFETCHERS] = {
 	[LEVEL_PREFETCH_NONE] = "none",
@@ -53,6 +55,8 @@ const char *level_check(const struct level_config *c)
 		return "a prefetcher where lines' use is kept";
 	if (c->assoc == 0 || c->assoc > policies[c->replacement]->max_assoc)
 		return "more ways than its replacement policy can order";
+	if (policies[c->replacement]->power_of_two_ways && !power_of_two(c->assoc))
+		return "a number of ways that is not a power of two, which its replacement policy needs";
 	if (!power_of_two(c->line) || c->line < 16)
 		return "a line size that is not a power of two of 16 bytes or more";
 	if ((uint64_t)c->line * c->assoc > c->size || c->size % ((uint64_t)c->line * c->assoc) != 0 ||

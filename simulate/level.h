@@ -67,7 +67,7 @@ enum level_outcome {
 };
 
 /* The replacement policies, by level.c's table. */
-enum level_replacement { LEVEL_LRU, LEVEL_FIFO, LEVEL_N_REPLACEMENTS };
+enum level_replacement { LEVEL_LRU, LEVEL_FIFO, LEVEL_PLRU, LEVEL_N_REPLACEMENTS };
 
 /* The prefetchers.  LEVEL_PREFETCH_CALLGRIND is Callgrind 3.19's
    --simulate-hwpref=yes (sim.c, prefetch_LL_doref): 8 streams, one per

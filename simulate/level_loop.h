@@ -45,6 +45,7 @@ struct level_hooks {
 struct level_policy {
 	const struct level_hooks *hooks;	/* their flags (the loops have the hooks compiled in) */
 	uint32_t max_assoc;
+	int power_of_two_ways;	/* it orders only so many ways (a tree) */
 	void (*first)(uint16_t *state, uint32_t assoc);
 	level_take_fn *take[LEVEL_N_PREFETCHERS];
 	level_take_fn *take_use;

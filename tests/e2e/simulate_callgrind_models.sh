@@ -42,11 +42,11 @@ for opt in simulate-wb simulate-hwpref; do
 done
 # The level options: an unknown policy refused; --LL-prefetch=callgrind is
 # --simulate-hwpref=yes.
-out=$("$CGTRACE" simulate -q --tool=callgrind --LL-replacement=plru --callgrind-out-file=bad.out \
+out=$("$CGTRACE" simulate -q --tool=callgrind --LL-replacement=lfu --callgrind-out-file=bad.out \
 	loops.*.zst 2>&1)
 rc=$?
-check_eq "--LL-replacement=plru: exit 2" 2 "$rc"
-check_contains "--LL-replacement=plru: the option named" "bad --LL-replacement 'plru' (expected lru or fifo)" \
+check_eq "--LL-replacement=lfu: exit 2" 2 "$rc"
+check_contains "--LL-replacement=lfu: the option named" "bad --LL-replacement 'lfu' (expected lru, fifo or plru)" \
 	"$out"
 out=$("$CGTRACE" simulate -q --tool=callgrind --I1-prefetch=callgrind --callgrind-out-file=bad.out \
 	loops.*.zst 2>&1)

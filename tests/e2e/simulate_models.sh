@@ -90,7 +90,7 @@ refused "--simulate-wb=yes with --L2" "--simulate-wb=yes models Callgrind's I1, 
 	--simulate-wb=yes --L2=262144,8,64
 refused "--simulate-hwpref=yes with --cache-sim=no" "not with --cache-sim=no" \
 	--simulate-hwpref=yes --cache-sim=no
-refused "--LL-replacement=plru" "bad --LL-replacement 'plru' (expected lru or fifo)" --LL-replacement=plru
+refused "--LL-replacement=lfu" "bad --LL-replacement 'lfu' (expected lru, fifo or plru)" --LL-replacement=lfu
 refused "--D1-prefetch=stride" "bad --D1-prefetch 'stride' (expected none or callgrind)" \
 	--D1-prefetch=stride
 refused "--D1-prefetch=callgrind" \

@@ -1,4 +1,4 @@
-# Replacement policies other than LRU (--<L>-replacement=fifo): the totals
+# Replacement policies other than LRU (--<L>-replacement=fifo|plru): the totals
 # of real programs' traces against the independent reference model
 # (tests/tools/refsim.py, a list per set), in small caches where the order
 # of replacement matters; a sweep's files their single runs'; the same
@@ -7,8 +7,10 @@ source "$(dirname "$0")/../lib.sh"
 
 programs=(loops recursion strings ptrchase)
 policies=("--LL-replacement=fifo" "--D1-replacement=fifo --LL-replacement=fifo"
-	"--I1-replacement=fifo --D1-replacement=fifo --LL-replacement=fifo")
-plan $((${#programs[@]} * ${#policies[@]} + 4 + 1 + 2 + 8 + 6))
+	"--I1-replacement=fifo --D1-replacement=fifo --LL-replacement=fifo"
+	"--I1-replacement=plru --D1-replacement=plru --LL-replacement=plru"
+	"--D1-replacement=plru --LL-replacement=fifo")
+plan $((${#programs[@]} * ${#policies[@]} + 4 + 1 + 2 + 9 + 10))
 
 small="--I1=4096,2,64 --D1=4096,4,64 --LL=65536,4,64"
 refsim() { python3 "$ROOT/tests/tools/refsim.py" "$@" | sed 'N; s/\n/ = /'; }
@@ -66,7 +68,8 @@ merged() {	# events (a summary's, or refsim's output) -> Ir I1mr ILmr D1 DL
 		  print v[c["Ir"]], v[c["I1mr"]], v[c["ILmr"]], v[c["D1mr"]] + v[c["D1mw"]],
 			v[c["DLmr"]] + v[c["DLmw"]] }'
 }
-for pol in "--LL-replacement=fifo" "--I1-replacement=fifo" "--D1-replacement=fifo --LL-replacement=fifo"; do
+for pol in "--LL-replacement=fifo" "--I1-replacement=fifo" "--D1-replacement=fifo --LL-replacement=fifo" \
+	"--I1-replacement=plru --D1-replacement=plru --LL-replacement=plru"; do
 	"$CGTRACE" simulate -q --tool=callgrind $small $pol --callgrind-out-file=fifo.cg loops.zst
 	check_eq "--tool=callgrind $pol: Ir, I1, LL and the data's misses the reference's" \
 		"$(python3 "$ROOT/tests/tools/refsim.py" $small $pol < loops.dump | merged)" \
@@ -116,9 +119,15 @@ refused() {
 	check_eq "$what: exit 2" 2 "$rc"
 	check_contains "$what: its message" "$expect" "$out"
 }
-refused "--LL-replacement=plru" "bad --LL-replacement 'plru' (expected lru or fifo)" \
-	--LL-replacement=plru -o bad.out
+refused "--LL-replacement=lfu" "bad --LL-replacement 'lfu' (expected lru, fifo or plru)" \
+	--LL-replacement=lfu -o bad.out
 refused "--L2-replacement=fifo" "--L2-replacement: L2 is LRU so far" \
 	--L2-replacement=fifo --L2=262144,8,64 -o bad.out
+refused "--D1-replacement=plru, 12 ways" \
+	"--D1-replacement=plru: D1 (12 ways): a number of ways that is not a power of two" \
+	--D1-replacement=plru --D1=49152,12,64 -o bad.out
+refused "--tool=callgrind --cacheuse=yes --I1-replacement=plru, 3 ways" \
+	"--I1-replacement=plru: I1 (3 ways): a number of ways that is not a power of two" \
+	--tool=callgrind --cacheuse=yes --I1-replacement=plru --I1=3072,3,64 --callgrind-out-file=bad.out
 refused "--LL-replacement=fifo --L2" "a replacement policy other than lru models I1, D1 and LL: not with --L2" \
 	--LL-replacement=fifo --L2=262144,8,64 -o bad.out

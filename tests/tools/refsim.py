@@ -6,7 +6,7 @@ cache events: a line of event names, then a line of totals in that order,
 comparable with the `summary:` line of a cachegrind.out.
 
     refsim.py --I1=S,A,L --D1=S,A,L [--L2=S,A,L] --LL=S,A,L
-              [--I1-replacement=lru|fifo ...] < dump.txt
+              [--I1-replacement=lru|fifo|plru ...] < dump.txt
 
 It is deliberately independent of simulate/: written from Cachegrind's rules
 (../shared/docs/cachegrind.md sections 1 and 2), as plainly as possible and
@@ -20,7 +20,13 @@ two means something.  What it models:
   front, a miss inserts it there and drops the last (true LRU,
   write-allocate; no dirty bits, no write-backs, no inclusion).  With
   --<level>-replacement=fifo, the list is in the order the blocks came in:
-  a hit leaves it as it is.
+  a hit leaves it as it is.  With plru (tree pseudo-LRU, ways a power of
+  two), the set is a list of ways that never move, and a bit for each
+  range of ways halved on the way down (the whole set, its halves, their
+  halves ...) says which half the next victim is in: a hit or a fill of a
+  way points every range holding it at the other half; a miss goes down
+  the halves the bits say, all lower halves in a cold set.  A block that
+  several ways hold (block 0, when cold) is the lowest way's.
 - A reference of SIZE bytes at ADDR looks up block(ADDR) and, when it
   differs, block(ADDR+SIZE-1) too (both always, each updating LRU): one
   access, which misses if either does.
@@ -42,17 +48,46 @@ import sys
 class Cache:
     def __init__(self, spec, replacement="lru"):
         size, assoc, line = (int(x) for x in spec.split(","))
-        assert replacement in ("lru", "fifo"), "unknown replacement policy"
+        assert replacement in ("lru", "fifo", "plru"), "unknown replacement policy"
         self.fifo = replacement == "fifo"
+        self.plru = replacement == "plru"
+        assert not self.plru or assoc & (assoc - 1) == 0, "plru: ways not a power of two"
+        self.assoc = assoc
         self.line = line
         self.line_bits = line.bit_length() - 1
         self.n_sets = size // line // assoc
         assert line == 1 << self.line_bits and self.n_sets * assoc * line == size
         assert self.n_sets & (self.n_sets - 1) == 0, "set count not a power of two"
         self.sets = [[0] * assoc for _ in range(self.n_sets)]
+        # plru: per set, the bit of each range (lo, hi) of ways: 1 if the
+        # next victim is in its upper half
+        self.halves = [{} for _ in range(self.n_sets)]
+
+    def plru_point_away(self, halves, way):
+        lo, hi = 0, self.assoc
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            halves[(lo, hi)] = 1 if way < mid else 0
+            lo, hi = (lo, mid) if way < mid else (mid, hi)
+
+    def plru_lookup(self, block):
+        s = block & (self.n_sets - 1)
+        ways, halves = self.sets[s], self.halves[s]
+        if block in ways:
+            self.plru_point_away(halves, ways.index(block))
+            return False
+        lo, hi = 0, self.assoc
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if halves.get((lo, hi), 0) else (lo, mid)
+        ways[lo] = block
+        self.plru_point_away(halves, lo)
+        return True
 
     def lookup(self, block):
         """True on a miss; the block becomes the set's most recently used."""
+        if self.plru:
+            return self.plru_lookup(block)
         ways = self.sets[block & (self.n_sets - 1)]
         if block in ways:
             if not self.fifo:
@@ -77,7 +112,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     for level in ("I1", "D1", "L2", "LL"):
         ap.add_argument("--" + level, required=level != "L2", metavar="S,A,L")
-        ap.add_argument("--" + level + "-replacement", default="lru", choices=("lru", "fifo"))
+        ap.add_argument("--" + level + "-replacement", default="lru", choices=("lru", "fifo", "plru"))
     args = ap.parse_args()
     i1 = Cache(args.I1, args.I1_replacement)
     d1 = Cache(args.D1, args.D1_replacement)

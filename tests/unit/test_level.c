@@ -1,5 +1,5 @@
 /*
- * simulate/level.h: hand-computed sequences (FIFO's order, dirty evictions, a prefetch
+ * simulate/level.h: hand-computed sequences (FIFO's order, a PLRU tree, dirty evictions, a prefetch
  * that serves a later reference, a prefetch that evicts a dirty line,
  * Callgrind's write-back tags, straddles, no write-allocate), and random
  * sequences against an independent model of Callgrind 3.19's LL as its
@@ -612,6 +612,63 @@ static void fifo_order(void)
 	level_free(&L);
 }
 
+/* Tree PLRU: one set of four ways, cold (every node's bit 0: the lower
+   half).  0x1000 fills way 0 (root -> upper, node of ways 0-1 -> way 1),
+   0x2000 way 2 (root -> lower, node of ways 2-3 -> way 3), 0x3000 way 1
+   (root -> upper, ways 0-1 -> way 0); the hit on 0x2000 points the root
+   at the lower half again, so 0x4000 replaces way 0's 0x1000 -- though
+   way 3 still holds a cold line, which LRU would replace. */
+static void plru_tree(void)
+{
+	struct level L;
+	struct level_config c = { .size = 256, .assoc = 4, .line = 64, .replacement = LEVEL_PLRU };
+	CHECK(level_init(&L, &c) == 0);
+	CHECK_EQ(R(0x1000), LEVEL_MISS);
+	CHECK_EQ(R(0x2000), LEVEL_MISS);
+	CHECK_EQ(R(0x3000), LEVEL_MISS);
+	CHECK_EQ(R(0x2000), LEVEL_HIT);
+	CHECK_EQ(R(0x4000), LEVEL_MISS);
+	CHECK_EQ(R(0x1000), LEVEL_MISS);	/* replaced: LRU would hit */
+	/* 0x4000 pointed the root upper, and the hit the node of ways 2-3 at
+	   way 3: 0x1000 is back in the cold way, beside 0x2000 */
+	CHECK_EQ(R(0x2000), LEVEL_HIT);
+	CHECK_EQ(R(0x3000), LEVEL_HIT);
+	CHECK_EQ(R(0x4000), LEVEL_HIT);
+	level_free(&L);
+
+	/* the same under LRU: 0x1000 stays */
+	L = make(256, 4, 64, 0, LEVEL_PREFETCH_NONE, 0);
+	CHECK_EQ(R(0x1000), LEVEL_MISS);
+	CHECK_EQ(R(0x2000), LEVEL_MISS);
+	CHECK_EQ(R(0x3000), LEVEL_MISS);
+	CHECK_EQ(R(0x2000), LEVEL_HIT);
+	CHECK_EQ(R(0x4000), LEVEL_MISS);
+	CHECK_EQ(R(0x1000), LEVEL_HIT);
+	level_free(&L);
+
+	/* a tree needs a power of two ways */
+	c.assoc = 3;
+	c.size = 192;
+	CHECK(level_check(&c) != NULL);
+	c.replacement = LEVEL_LRU;
+	CHECK(level_check(&c) == NULL);
+}
+
+/* The elisions specialise.c chooses (a reference to the line its set
+   touched last left out) assume that every policy leaves a set as it is
+   when that way is touched again: a policy that does not must be
+   declined there first. */
+static void every_policy_touches_again_unchanged(void)
+{
+	for (int r = 0; r < LEVEL_N_REPLACEMENTS; r++) {
+		struct level L;
+		struct level_config c = { .size = 4096, .assoc = 4, .line = 64, .replacement = (uint8_t)r };
+		CHECK(level_init(&L, &c) == 0);
+		CHECK_EQ(L.again_unchanged, 1);
+		level_free(&L);
+	}
+}
+
 static void checks(void)
 {
 	struct level_config c = { .size = 4096, .assoc = 4, .line = 64 };
@@ -639,7 +696,7 @@ static void checks(void)
 
 int main(void)
 {
-	PLAN(12);
+	PLAN(14);
 	RUN(dirty_evictions);
 	RUN(straddles);
 	RUN(no_write_allocate);
@@ -651,6 +708,8 @@ int main(void)
 	RUN(use_counts_and_masks);
 	RUN(use_again);
 	RUN(fifo_order);
+	RUN(plru_tree);
+	RUN(every_policy_touches_again_unchanged);
 	RUN(checks);
 	return CHECK_DONE();
 }
