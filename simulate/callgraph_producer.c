@@ -166,22 +166,35 @@ simulate_refs_general(struct models *md, const struct cgt_exec *x, const struct 
 	struct l1_ref *m = md->misses;
 	uint32_t n = 0, n_fetch;
 	if (p->l1_levels) {
-		/* each L1 takes the execution's references as a bunch */
+		/* each L1 takes the execution's references as a bunch -- but
+		   those to the line their set touched last, while none waits,
+		   hit at once */
 		struct level_ref *look = p->l1_lookups.v;
 		uint8_t *hit_or_miss = p->l1_outcomes.v;
+		const struct level_hit_view I1 = level_hit_view_of(&p->L1[CACHE_I1]),
+					    D1 = level_hit_view_of(&p->L1[CACHE_D1]);
+		uint32_t n_look = 0;
 		for (uint32_t f = 0; f < plan->n_fetches; f++) {
 			const struct fetch_step *fs = &bp->fetches[f];
-			look[f] = (struct level_ref){ fs->addr, fs->len, 0, 0, fs->op };
+			if (n_look > 0 || !level_hit_again(&I1, fs->addr, fs->len))
+				look[n_look++] = (struct level_ref){ fs->addr, fs->len, 0, 0, fs->op };
 		}
-		level_take(&p->L1[CACHE_I1], look, plan->n_fetches, hit_or_miss, NULL);
-		for (uint32_t f = 0; f < plan->n_fetches; f++)
-			if (hit_or_miss[f] != LEVEL_HIT)
-				m[n++] = (struct l1_ref){ look[f].addr, look[f].handle, look[f].size, 1, 0, 0 };
+		level_take(&p->L1[CACHE_I1], look, n_look, hit_or_miss, NULL);
+		for (uint32_t k = 0; k < n_look; k++)
+			if (hit_or_miss[k] != LEVEL_HIT)
+				m[n++] = (struct l1_ref){ look[k].addr, look[k].handle, look[k].size, 1, 0, 0 };
 		n_fetch = n;
 		uint32_t n_data = 0;
-		for (uint32_t j = 0; j < plan->n_data; j++)
-			if (v[j] != CGT_NO_ACCESS)
-				look[n_data++] = (struct level_ref){ v[j], bp->data_sizes[j], 0, 0, j };
+		for (uint32_t j = 0; j < plan->n_data; j++) {
+			if (v[j] == CGT_NO_ACCESS)
+				continue;
+			/* (one that must reach LL, or be charged, is taken) */
+			if (n_data == 0 && !(write_back && bp->data_writes[j]) &&
+			    !(bp->n_guarded && bp->data_guarded[j]) &&
+			    level_hit_again(&D1, v[j], bp->data_sizes[j]))
+				continue;
+			look[n_data++] = (struct level_ref){ v[j], bp->data_sizes[j], 0, 0, j };
+		}
 		level_take(&p->L1[CACHE_D1], look, n_data, hit_or_miss, NULL);
 		for (uint32_t k = 0; k < n_data; k++) {
 			const uint32_t j = look[k].handle;

@@ -261,6 +261,44 @@ level_use_again(const struct level_use_view *v, uint64_t addr, uint32_t size, ui
 	return v->shortcut && level_use_last(v, addr, size, uses);
 }
 
+/* What level_hit_again reads of a level, as a caller's local (see
+   struct level_use_view). */
+struct level_hit_view {
+	const uint8_t *sets;
+	size_t set_bytes;
+	uint64_t sets_mask;
+	uint32_t line_bits;
+	/* level_hit_again's answer is the level's: its tags are plain, its
+	   policy leaves a set as it is when its last way is touched again,
+	   and it has no write-back, prefetcher, use or reports */
+	int shortcut;
+};
+
+static inline struct level_hit_view level_hit_view_of(const struct level *L)
+{
+	const struct level_config *c = &L->config;
+	return (struct level_hit_view){ L->sets, L->set_bytes, L->sets_mask, L->line_bits,
+					L->again_unchanged && !c->callgrind_tags && !c->write_back &&
+						c->prefetcher == LEVEL_PREFETCH_NONE && !c->track_use &&
+						c->report == LEVEL_REPORT_NONE };
+}
+
+/* A one-line reference to the line in its set's way touched last, where
+   the view allows it (shortcut): a hit that changes nothing, level_take's
+   answer without a call.  A caller asks it only while it has no
+   reference waiting for level_take (the state is then the one the
+   reference would find).  1 if it was that, else 0. */
+static inline __attribute__((always_inline)) int
+level_hit_again(const struct level_hit_view *v, uint64_t addr, uint32_t size)
+{
+	const uint64_t line = addr >> v->line_bits;
+	if (!v->shortcut || (addr + size - 1) >> v->line_bits != line)
+		return 0;
+	const uint8_t *set = v->sets + (line & v->sets_mask) * v->set_bytes;
+	const uint16_t way = *(const uint16_t *)set;	/* (level_last_way) */
+	return (((const uint64_t *)(set + 8))[way] & ~(uint64_t)LEVEL_DIRTY) == line << 1;
+}
+
 struct cgt_cache_config;
 struct cgt_cache_model;
 

@@ -669,6 +669,32 @@ static void every_policy_touches_again_unchanged(void)
 	}
 }
 
+/* level_hit_again: the line in its set's way touched last, one line,
+   in a level that allows it; nothing else. */
+static void hit_again(void)
+{
+	struct level L = make(128, 2, 64, 0, LEVEL_PREFETCH_NONE, 0);	/* one set */
+	struct level_hit_view v = level_hit_view_of(&L);
+	CHECK(v.shortcut);
+	CHECK_EQ(R(0x1000), LEVEL_MISS);
+	CHECK_EQ(level_hit_again(&v, 0x1008, 8), 1);
+	CHECK_EQ(level_hit_again(&v, 0x103c, 8), 0);	/* straddles into 0x1040 */
+	CHECK_EQ(R(0x2000), LEVEL_MISS);
+	CHECK_EQ(level_hit_again(&v, 0x1000, 4), 0);	/* there, but not touched last */
+	CHECK_EQ(level_hit_again(&v, 0x2000, 4), 1);
+	CHECK_EQ(R(0x1000), LEVEL_HIT);
+	CHECK_EQ(level_hit_again(&v, 0x1000, 4), 1);
+	level_free(&L);
+	/* write-back (a write would dirty the line) and a prefetcher (it
+	   observes) decline it */
+	L = make(128, 2, 64, 1, LEVEL_PREFETCH_NONE, 0);
+	CHECK(!level_hit_view_of(&L).shortcut);
+	level_free(&L);
+	L = make(128, 2, 64, 0, LEVEL_PREFETCH_CALLGRIND, 0);
+	CHECK(!level_hit_view_of(&L).shortcut);
+	level_free(&L);
+}
+
 static void checks(void)
 {
 	struct level_config c = { .size = 4096, .assoc = 4, .line = 64 };
@@ -696,7 +722,7 @@ static void checks(void)
 
 int main(void)
 {
-	PLAN(14);
+	PLAN(15);
 	RUN(dirty_evictions);
 	RUN(straddles);
 	RUN(no_write_allocate);
@@ -710,6 +736,7 @@ int main(void)
 	RUN(fifo_order);
 	RUN(plru_tree);
 	RUN(every_policy_touches_again_unchanged);
+	RUN(hit_again);
 	RUN(checks);
 	return CHECK_DONE();
 }
