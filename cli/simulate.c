@@ -66,7 +66,7 @@ const char usage_simulate[] =
 	"  --<L>-replacement=lru|fifo|plru  level L's replacement policy, L one of I1, D1,\n"
 	"                                   L2, LL [lru]; fifo: the line that came in\n"
 	"                                   first goes first; plru: tree pseudo-LRU\n"
-	"                                   (ways a power of two); not for L2 so far\n"
+	"                                   (ways a power of two); L2's is lru so far\n"
 	"  --<L>-prefetch=none|callgrind    level L's prefetcher [none]; callgrind is\n"
 	"                                   --simulate-hwpref=yes, LL's alone\n"
 	"  --threads=<n>                    simulate on n threads [the CPUs it may use];\n"

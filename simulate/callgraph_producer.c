@@ -143,10 +143,12 @@ struct models {
 #define NO_LL_CHARGE UINT32_MAX
 
 /*
- * simulate_exec's cache references with Callgrind's write-back or prefetch
- * simulation (callgrind/sim.c, cachesim_D1_Write, prefetch_*): the L1s as
- * without them, LL the general model's level, which the replay runs later
- * (replay_chunk).  LL's references go to the chunk in program order: the
+ * simulate_exec's cache references where a model is not Cachegrind's:
+ * Callgrind's write-back or prefetch simulation (callgrind/sim.c,
+ * cachesim_D1_Write, prefetch_*) or a replacement policy other than LRU.
+ * The L1s are write-through: Cachegrind's LRU arrays, or levels of the
+ * general model where an L1's policy is not LRU (l1_levels); LL is the
+ * general model's level, which the replay runs later (replay_chunk).  LL's references go to the chunk in program order: the
  * L1 misses and, with write-back, every write (a write-through L1 passes
  * a hit on to dirty LL's line, its outcome unused); the prefetcher
  * observes the misses and, with write-back, every write.  An L1 miss's

@@ -28,6 +28,11 @@ const char *const level_prefetcher_names[LEVEL_N_PREFETCHERS] = {
 	[LEVEL_PREFETCH_CALLGRIND] = "callgrind",
 };
 
+const struct level_policy *level_policy_of(int replacement)
+{
+	return policies[replacement];
+}
+
 static int power_of_two(uint64_t v)
 {
 	return v != 0 && (v & (v - 1)) == 0;
@@ -57,6 +62,9 @@ const char *level_check(const struct level_config *c)
 		return "more ways than its replacement policy can order";
 	if (policies[c->replacement]->power_of_two_ways && !power_of_two(c->assoc))
 		return "a number of ways that is not a power of two, which its replacement policy needs";
+	if (c->callgrind_tags && c->prefetcher == LEVEL_PREFETCH_CALLGRIND &&
+	    !policies[c->replacement]->callgrind_prefetch_tags)
+		return "Callgrind's prefetcher with its write-back tags goes with lru or fifo only";
 	if (!power_of_two(c->line) || c->line < 16)
 		return "a line size that is not a power of two of 16 bytes or more";
 	if ((uint64_t)c->line * c->assoc > c->size || c->size % ((uint64_t)c->line * c->assoc) != 0 ||

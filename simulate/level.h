@@ -141,7 +141,8 @@ struct level {
 	uint32_t assoc, line_bits;
 	level_take_fn *take;	/* the loop for the policy and prefetcher */
 	/* Touching the way a set touched last changes nothing (the policy's
-	   touch_again_unchanged: LRU, FIFO): see level_use_view. */
+	   touch_again_unchanged: every policy so far): see level_use_view,
+	   level_hit_view. */
 	int again_unchanged;
 	/* Its sets are too many to stay in the host's caches: the loop asks
 	   for them ahead (level_take_with). */
@@ -311,8 +312,10 @@ struct level_config level_config_of(const struct cgt_cache_config *cc,
 				    const struct cgt_cache_model *m, int level);
 
 /* Why config cannot be a level (NULL: it can): a set count or line that is
-   not a power of two, more ways than a policy can order, a line under 16
-   bytes. */
+   not a power of two, more ways than a policy can order or ways that are
+   not a power of two where it needs them, a line under 16 bytes,
+   Callgrind's prefetcher and write-back tags with a policy they do not
+   go with. */
 const char *level_check(const struct level_config *config);
 
 /* A cold level (as level_clear leaves it).  0, or -1 if out of memory. */

@@ -20,4 +20,4 @@ static const struct level_hooks fifo_hooks = { fifo_touch, level_ages_renew, lev
 
 LEVEL_POLICY_LOOPS(fifo, fifo_hooks)
 
-const struct level_policy level_policy_fifo = { &fifo_hooks, 65535, 0, level_ages_first, LEVEL_POLICY_TAKES(fifo) };
+const struct level_policy level_policy_fifo = { &fifo_hooks, 65535, 0, 1, level_ages_first, LEVEL_POLICY_TAKES(fifo) };

@@ -46,10 +46,18 @@ struct level_policy {
 	const struct level_hooks *hooks;	/* their flags (the loops have the hooks compiled in) */
 	uint32_t max_assoc;
 	int power_of_two_ways;	/* it orders only so many ways (a tree) */
+	/* A hit of Callgrind's prefetcher in its write-back tag form
+	   (level_prefetch) leaves the way the set touched last as it is: right
+	   where the touch makes the way the one found first (LRU) or changes
+	   nothing (FIFO); otherwise the pair is refused. */
+	int callgrind_prefetch_tags;
 	void (*first)(uint16_t *state, uint32_t assoc);
 	level_take_fn *take[LEVEL_N_PREFETCHERS];
 	level_take_fn *take_use;
 };
+
+/* Policy replacement (enum level_replacement) of level.c's table. */
+const struct level_policy *level_policy_of(int replacement);
 
 #define LEVEL_NO_WAY UINT32_MAX
 

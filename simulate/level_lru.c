@@ -13,4 +13,4 @@ static const struct level_hooks lru_hooks = { level_ages_renew, level_ages_renew
 
 LEVEL_POLICY_LOOPS(lru, lru_hooks)
 
-const struct level_policy level_policy_lru = { &lru_hooks, 65535, 0, level_ages_first, LEVEL_POLICY_TAKES(lru) };
+const struct level_policy level_policy_lru = { &lru_hooks, 65535, 0, 1, level_ages_first, LEVEL_POLICY_TAKES(lru) };

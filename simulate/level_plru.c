@@ -8,17 +8,13 @@
  *
  * State: node i's bit in state[i] (0: the lower half, 1: the upper), the
  * root node 0, node i's children 2i+1 and 2i+2; assoc - 1 nodes in the
- * assoc entries a set has.  A cold set's bits are all 0: way 0 goes
- * first.  Among twins (a cold set's tag 0 in every way) the lowest way is
- * the one found, as a hit moves no line.
+ * assoc entries a set has.  A cold set is as if way 0 had been touched
+ * last (level.c takes way 0 for the way a cold set touched last, and a
+ * hit there is not touched again): its bits point away from way 0, so way
+ * assoc/2 goes first.  Among twins (a cold set's tag 0 in every way) the
+ * lowest way is the one found, as a hit moves no line.
  */
 #include "level_loop.h"
-
-static inline __attribute__((always_inline)) void plru_first(uint16_t *bits, uint32_t assoc)
-{
-	for (uint32_t i = 0; i < assoc; i++)
-		bits[i] = 0;
-}
 
 static inline __attribute__((always_inline)) void plru_touch(uint16_t *bits, uint32_t assoc,
 							     uint32_t way)
@@ -30,6 +26,13 @@ static inline __attribute__((always_inline)) void plru_touch(uint16_t *bits, uin
 		bits[node] = (uint16_t)!upper;
 		node = 2 * node + 1 + upper;
 	}
+}
+
+static void plru_first(uint16_t *bits, uint32_t assoc)
+{
+	for (uint32_t i = 0; i < assoc; i++)
+		bits[i] = 0;
+	plru_touch(bits, assoc, 0);
 }
 
 static inline __attribute__((always_inline)) uint32_t plru_victim(const uint16_t *bits,
@@ -56,4 +59,4 @@ static const struct level_hooks plru_hooks = { plru_touch, plru_touch, plru_vict
 
 LEVEL_POLICY_LOOPS(plru, plru_hooks)
 
-const struct level_policy level_policy_plru = { &plru_hooks, 65535, 1, plru_first, LEVEL_POLICY_TAKES(plru) };
+const struct level_policy level_policy_plru = { &plru_hooks, 65535, 1, 0, plru_first, LEVEL_POLICY_TAKES(plru) };

@@ -10,7 +10,7 @@ policies=("--LL-replacement=fifo" "--D1-replacement=fifo --LL-replacement=fifo"
 	"--I1-replacement=fifo --D1-replacement=fifo --LL-replacement=fifo"
 	"--I1-replacement=plru --D1-replacement=plru --LL-replacement=plru"
 	"--D1-replacement=plru --LL-replacement=fifo")
-plan $((${#programs[@]} * ${#policies[@]} + 4 + 1 + 2 + 9 + 10))
+plan $((${#programs[@]} * ${#policies[@]} + 4 + 1 + 2 + 11 + 12))
 
 small="--I1=4096,2,64 --D1=4096,4,64 --LL=65536,4,64"
 refsim() { python3 "$ROOT/tests/tools/refsim.py" "$@" | sed 'N; s/\n/ = /'; }
@@ -59,8 +59,8 @@ check_same_file "FIFO with write-back and prefetch: the sweep's LL=128k file is 
 check "FIFO with cache use: a file, other than LRU's" \
 	sh -c '! cmp -s usefifo.out uselru.out && grep -q "^events:.*AcCost1" usefifo.out'
 
-# The call graph: any of I1, D1 and LL FIFO (levels there), against the
-# reference model.  Callgrind counts a read-modify-write as a write where
+# The call graph: any of I1, D1 and LL FIFO or PLRU (levels there),
+# against the reference model.  Callgrind counts a read-modify-write as a write where
 # Cachegrind counts a read, so the data misses are compared as sums.
 merged() {	# events (a summary's, or refsim's output) -> Ir I1mr ILmr D1 DL
 	awk '/^(events:|Ir )/ { for (i = 1; i <= NF; i++) c[$i] = i; next }
@@ -70,15 +70,28 @@ merged() {	# events (a summary's, or refsim's output) -> Ir I1mr ILmr D1 DL
 }
 for pol in "--LL-replacement=fifo" "--I1-replacement=fifo" "--D1-replacement=fifo --LL-replacement=fifo" \
 	"--I1-replacement=plru --D1-replacement=plru --LL-replacement=plru"; do
-	"$CGTRACE" simulate -q --tool=callgrind $small $pol --callgrind-out-file=fifo.cg loops.zst
+	"$CGTRACE" simulate -q --tool=callgrind $small $pol --callgrind-out-file=policy.cg loops.zst
 	check_eq "--tool=callgrind $pol: Ir, I1, LL and the data's misses the reference's" \
 		"$(python3 "$ROOT/tests/tools/refsim.py" $small $pol < loops.dump | merged)" \
-		"$(sed -n 's/^events: //p; /^summary:/p' fifo.cg | merged)"
+		"$(sed -n 's/^events: //p; /^summary:/p' policy.cg | merged)"
 done
+"$CGTRACE" simulate -q --tool=callgrind $small --D1-replacement=fifo --callgrind-out-file=fifo.cg loops.zst
 "$CGTRACE" simulate -q --tool=callgrind $small --callgrind-out-file=lru.cg loops.zst
 check "--tool=callgrind --D1-replacement=fifo: other misses than LRU's" \
 	test -n "$(sed -n 's/^summary: //p' fifo.cg)" -a \
 	"$(sed -n 's/^summary: //p' fifo.cg)" != "$(sed -n 's/^summary: //p' lru.cg)"
+# PLRU's trees of one way (none) and of sixteen (four levels), in both
+# tools
+deep="--I1=4096,1,64 --D1=4096,16,64 --LL=65536,16,64"
+plru="--I1-replacement=plru --D1-replacement=plru --LL-replacement=plru"
+"$CGTRACE" simulate -q $deep $plru -o deep.out strings.zst
+"$CGTRACE" dump strings.zst > strings.dump 2>/dev/null
+check_eq "PLRU of 1 and 16 ways: the reference model's totals" \
+	"$(refsim $deep $plru < strings.dump)" "$(names_and_totals deep.out)"
+"$CGTRACE" simulate -q --tool=callgrind $deep $plru --callgrind-out-file=deep.cg strings.zst
+check_eq "--tool=callgrind, PLRU of 1 and 16 ways: Ir, I1, LL and the data's misses the reference's" \
+	"$(python3 "$ROOT/tests/tools/refsim.py" $deep $plru < strings.dump | merged)" \
+	"$(sed -n 's/^events: //p; /^summary:/p' deep.cg | merged)"
 # FIFO L1s with Callgrind's write-back and prefetcher: the call graph's
 # totals are the cachegrind.out's (hier.c's levels, the same models); any
 # number of threads, the same file.
@@ -126,6 +139,9 @@ refused "--L2-replacement=fifo" "--L2-replacement: L2 is LRU so far" \
 refused "--D1-replacement=plru, 12 ways" \
 	"--D1-replacement=plru: D1 (12 ways): a number of ways that is not a power of two" \
 	--D1-replacement=plru --D1=49152,12,64 -o bad.out
+refused "--LL-replacement=plru with write-back and Callgrind's prefetcher" \
+	"--LL-replacement=plru: LL (4 ways): Callgrind's prefetcher with its write-back tags goes with lru or fifo only" \
+	--LL-replacement=plru --simulate-wb=yes --simulate-hwpref=yes --LL=65536,4,64 -o bad.out
 refused "--tool=callgrind --cacheuse=yes --I1-replacement=plru, 3 ways" \
 	"--I1-replacement=plru: I1 (3 ways): a number of ways that is not a power of two" \
 	--tool=callgrind --cacheuse=yes --I1-replacement=plru --I1=3072,3,64 --callgrind-out-file=bad.out

@@ -25,8 +25,9 @@ two means something.  What it models:
   range of ways halved on the way down (the whole set, its halves, their
   halves ...) says which half the next victim is in: a hit or a fill of a
   way points every range holding it at the other half; a miss goes down
-  the halves the bits say, all lower halves in a cold set.  A block that
-  several ways hold (block 0, when cold) is the lowest way's.
+  the halves the bits say.  A cold set is as if way 0 had been used last
+  (block 0's, which every way holds then: a block that several ways hold
+  is the lowest way's).
 - A reference of SIZE bytes at ADDR looks up block(ADDR) and, when it
   differs, block(ADDR+SIZE-1) too (both always, each updating LRU): one
   access, which misses if either does.
@@ -62,6 +63,9 @@ class Cache:
         # plru: per set, the bit of each range (lo, hi) of ways: 1 if the
         # next victim is in its upper half
         self.halves = [{} for _ in range(self.n_sets)]
+        if self.plru:
+            for halves in self.halves:
+                self.plru_point_away(halves, 0)
 
     def plru_point_away(self, halves, way):
         lo, hi = 0, self.assoc

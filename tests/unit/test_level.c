@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "level.h"
+#include "level_loop.h"
 
 static struct level make(uint32_t size, uint32_t assoc, uint32_t line, int write_back,
 			 int prefetcher, int callgrind_write_back)
@@ -612,12 +613,13 @@ static void fifo_order(void)
 	level_free(&L);
 }
 
-/* Tree PLRU: one set of four ways, cold (every node's bit 0: the lower
-   half).  0x1000 fills way 0 (root -> upper, node of ways 0-1 -> way 1),
-   0x2000 way 2 (root -> lower, node of ways 2-3 -> way 3), 0x3000 way 1
-   (root -> upper, ways 0-1 -> way 0); the hit on 0x2000 points the root
-   at the lower half again, so 0x4000 replaces way 0's 0x1000 -- though
-   way 3 still holds a cold line, which LRU would replace. */
+/* Tree PLRU: one set of four ways, cold (as if way 0 was touched last:
+   root -> upper half, node of ways 0-1 -> way 1, node of ways 2-3 -> way
+   2).  0x1000 fills way 2 (root -> lower, ways 2-3 -> way 3), 0x2000 way 1
+   (root -> upper, ways 0-1 -> way 0), 0x3000 way 3 (root -> lower, ways
+   2-3 -> way 2); the hit on 0x2000 points the root upper again, so 0x4000
+   replaces way 2's 0x1000 -- though way 0 still holds a cold line, which
+   LRU would replace. */
 static void plru_tree(void)
 {
 	struct level L;
@@ -629,11 +631,25 @@ static void plru_tree(void)
 	CHECK_EQ(R(0x2000), LEVEL_HIT);
 	CHECK_EQ(R(0x4000), LEVEL_MISS);
 	CHECK_EQ(R(0x1000), LEVEL_MISS);	/* replaced: LRU would hit */
-	/* 0x4000 pointed the root upper, and the hit the node of ways 2-3 at
-	   way 3: 0x1000 is back in the cold way, beside 0x2000 */
+	/* 0x4000 pointed the root lower, where the node of ways 0-1 points
+	   at way 0: 0x1000 is back in the cold way, beside the others */
 	CHECK_EQ(R(0x2000), LEVEL_HIT);
 	CHECK_EQ(R(0x3000), LEVEL_HIT);
 	CHECK_EQ(R(0x4000), LEVEL_HIT);
+	level_free(&L);
+
+	/* line 0, which every way of the cold set holds: found in way 0, the
+	   way the set touched last, and its tree as it was; 0x1000 fills way
+	   2, 0 is found in way 0 again (the lowest), 0x2000 fills way 3, 0x3000
+	   way 1 (a copy of line 0): 0x1000 stays */
+	CHECK(level_init(&L, &c) == 0);
+	CHECK_EQ(R(0x0), LEVEL_HIT);
+	CHECK_EQ(R(0x1000), LEVEL_MISS);
+	CHECK_EQ(R(0x0), LEVEL_HIT);
+	CHECK_EQ(R(0x2000), LEVEL_MISS);
+	CHECK_EQ(R(0x3000), LEVEL_MISS);
+	CHECK_EQ(R(0x1000), LEVEL_HIT);
+	CHECK_EQ(R(0x0), LEVEL_HIT);
 	level_free(&L);
 
 	/* the same under LRU: 0x1000 stays */
@@ -654,18 +670,32 @@ static void plru_tree(void)
 	CHECK(level_check(&c) == NULL);
 }
 
-/* The elisions specialise.c chooses (a reference to the line its set
-   touched last left out) assume that every policy leaves a set as it is
-   when that way is touched again: a policy that does not must be
-   declined there first. */
+/* The elisions specialise.c chooses and the loops' shortcuts (a
+   reference to the way its set touched last -- a cold set's way 0 among
+   them -- counted without touching it again) assume that every policy
+   leaves a set as it is when that way is touched again: from a cold set
+   and after random touches and fills, at 1 to 64 ways. */
 static void every_policy_touches_again_unchanged(void)
 {
+	uint64_t seed = 1;
 	for (int r = 0; r < LEVEL_N_REPLACEMENTS; r++) {
-		struct level L;
-		struct level_config c = { .size = 4096, .assoc = 4, .line = 64, .replacement = (uint8_t)r };
-		CHECK(level_init(&L, &c) == 0);
-		CHECK_EQ(L.again_unchanged, 1);
-		level_free(&L);
+		const struct level_policy *p = level_policy_of(r);
+		CHECK(p->hooks->touch_again_unchanged);
+		for (uint32_t assoc = 1; assoc <= 64; assoc *= 2) {
+			uint16_t state[64], again[64];
+			p->first(state, assoc);
+			uint32_t way = 0;	/* a cold set's, as level.c takes it */
+			int unchanged = 1;
+			for (int k = 0; k < 200 && unchanged; k++) {
+				memcpy(again, state, assoc * sizeof(*state));
+				p->hooks->touch(again, assoc, way);
+				unchanged = memcmp(again, state, assoc * sizeof(*state)) == 0;
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				way = (uint32_t)(seed >> 33) % assoc;
+				((seed >> 20) & 1 ? p->hooks->fill : p->hooks->touch)(state, assoc, way);
+			}
+			CHECK(unchanged);
+		}
 	}
 }
 
